@@ -1,0 +1,1 @@
+"""softlookup: attention as a soft lookup, reproduced as software."""
