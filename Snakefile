@@ -1,0 +1,26 @@
+# softlookup: attention as a soft lookup, reproduced. Every number, table and figure of
+# paper/paper.pdf is produced by the rules included below from the runs the config names.
+from snakemake.utils import min_version, validate
+
+min_version("8.20")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/figures.smk"
+include: "workflow/rules/paper.smk"
+
+
+rule all:
+    input:
+        "results/tables/scores.csv",
+        FIGURES,
+        "paper/paper.pdf",

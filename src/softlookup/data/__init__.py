@@ -1,0 +1,1 @@
+"""Corpora: fetching, normalisation, subword model, batching."""

@@ -1,0 +1,87 @@
+"""Fetch a corpus file from a local mirror or its upstream URL, and verify its sha256."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import tempfile
+import urllib.request
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+MIRROR_ENV = "SOFTLOOKUP_MIRROR"
+
+
+class ChecksumError(RuntimeError):
+    pass
+
+
+def registry() -> dict:
+    """The corpora this project knows: {corpus: {"url": template, "files": {name: sha256}}}."""
+    return yaml.safe_load(resources.files(__package__).joinpath("corpora.yaml").read_text())
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def resolve_mirror(configured: str | None) -> Path | None:
+    """The mirror directory: $SOFTLOOKUP_MIRROR if set, else the config's `mirror`, else None."""
+    chosen = os.environ.get(MIRROR_ENV) or configured
+    return Path(chosen).expanduser() if chosen else None
+
+
+def fetch(corpus: str, name: str, dest: Path, mirror: Path | None = None) -> Path:
+    """Copy <mirror>/<corpus>/<name> (or download it) to `dest`, only if its sha256 matches."""
+    known = registry()
+    if corpus not in known:
+        raise KeyError(f"unknown corpus {corpus!r}; known: {sorted(known)}")
+    files = known[corpus]["files"]
+    if name not in files:
+        raise KeyError(f"corpus {corpus!r} has no file {name!r}; known: {sorted(files)}")
+    source = str(mirror / corpus / name) if mirror else known[corpus]["url"].format(file=name)
+    if mirror and not Path(source).is_file():
+        raise FileNotFoundError(f"mirror {mirror} has no {corpus}/{name} (looked for {source})")
+
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=dest.parent, prefix=f".{dest.name}.", delete=False) as tmp:
+        partial = Path(tmp.name)
+        if mirror:
+            with open(source, "rb") as stream:
+                shutil.copyfileobj(stream, tmp)
+        else:
+            with urllib.request.urlopen(source, timeout=60) as response:
+                shutil.copyfileobj(response, tmp)
+    got, expected = sha256_of(partial), files[name]
+    if got != expected:
+        partial.unlink()
+        raise ChecksumError(
+            f"sha256 mismatch for {corpus}/{name} from {source}: expected {expected}, got {got}"
+        )
+    partial.replace(dest)
+    return dest
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--corpus", required=True)
+    parser.add_argument("--file", required=True, help="file name inside the corpus")
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--mirror", default=None, help=f"mirror directory (${MIRROR_ENV} wins)")
+    args = parser.parse_args()
+    mirror = resolve_mirror(args.mirror)
+    path = fetch(args.corpus, args.file, args.out, mirror)
+    print(f"fetched {args.corpus}/{args.file} from {mirror or 'upstream'} -> {path} (sha256 ok)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""Translate a prepared test set with a trained model (greedy or beam), in the original order."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import torch
+
+from .checkpoints import load_checked
+from .data import bpe
+from .data.batching import encode, length_batches, pad
+from .data.bpe import EOS_ID
+from .models import build_model
+
+
+def load_model(path: Path) -> torch.nn.Module:
+    saved = load_checked(path, ("model_config", "vocab_size", "state_dict"))
+    model = build_model(json.loads(saved["model_config"]), saved["vocab_size"])
+    model.load_state_dict(saved["state_dict"])
+    return model.eval()
+
+
+@torch.no_grad()
+def translate(
+    model: torch.nn.Module,
+    sp,
+    sources: list[str],
+    *,
+    beam_size: int,
+    length_penalty: float,
+    max_tokens: int,
+    batch_tokens: int = 2000,
+    max_len_ratio: float = 1.5,
+    max_len_extra: int = 10,
+) -> list[str]:
+    """Detokenised translations of `sources`, decoded in length-sorted batches."""
+    device = next(model.parameters()).device
+    src_ids = encode(sp, sources, max_tokens)
+    hypotheses: list[str] = [""] * len(sources)
+    for rows in length_batches([len(ids) + 1 for ids in src_ids], batch_tokens, shuffle=False):
+        src = pad([src_ids[i] + [EOS_ID] for i in rows])  # (B, S)
+        max_len = int(src.shape[1] * max_len_ratio) + max_len_extra
+        ids = model.generate(src.to(device), max_len=max_len, beam_size=beam_size,
+                             length_penalty=length_penalty)
+        for row, tokens in zip(rows, ids):
+            hypotheses[row] = sp.decode(tokens)
+    return hypotheses
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model", required=True, type=Path)
+    parser.add_argument("--meta", required=True, type=Path, help="the run's meta.json")
+    parser.add_argument("--spm", required=True, type=Path)
+    parser.add_argument("--input", required=True, type=Path, help="source sentences, one a line")
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--beam-size", type=int, default=1)
+    parser.add_argument("--length-penalty", type=float, default=1.0)
+    parser.add_argument("--max-tokens", type=int, default=256)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    sources = args.input.read_text(encoding="utf-8").splitlines()
+    if json.loads(args.meta.read_text())["status"] != "ok":
+        hypotheses = [""] * len(sources)  # a diverged run translates nothing; scored as such
+    else:
+        started = time.perf_counter()
+        hypotheses = translate(load_model(args.model), bpe.load(args.spm), sources,
+                               beam_size=args.beam_size, length_penalty=args.length_penalty,
+                               max_tokens=args.max_tokens)
+        print(f"translated {len(sources)} sentences in {time.perf_counter() - started:.1f}s")
+    args.out.write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
