@@ -1,0 +1,81 @@
+"""Probe B3: attention is permutation-equivariant; a causal mask lets order leak in.
+
+Random token vectors x (n_tokens, width) and random projections W_Q, W_K, W_V; self-attention
+through the default attention entry. For n_permutations random shuffles P, the largest
+|attn(P x) - P attn(x)|, without a mask and with a causal mask, absolute and relative to the
+largest output. Also the four-word example read in reverse order ("flooded bank river the"): the
+largest difference between bank's weights and the reversed reading of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+
+from softlookup.kernels import attention
+
+from .common import TidyRows, attend, generator, run_probe_cli
+from .worked_examples import river_bank_inputs
+
+MASKINGS = {"none": False, "causal": True}
+
+
+def random_projections(gen: torch.Generator, width: int, count: int) -> list[torch.Tensor]:
+    """`count` (width, width) matrices with N(0, 1/width) entries (norm-preserving on average)."""
+    return [
+        torch.randn(width, width, generator=gen, dtype=torch.float64) * width**-0.5
+        for _ in range(count)
+    ]
+
+
+def self_attention(x: torch.Tensor, w_q, w_k, w_v, *, causal: bool = False) -> torch.Tensor:
+    """One attention-only layer on x (N, width) -> (N, width), one head, default backend."""
+    q, k, v = (x @ w_q, x @ w_k, x @ w_v)  # each (N, width)
+    return attention(q[None, None], k[None, None], v[None, None], causal=causal)[0, 0]
+
+
+def measure_order(n_tokens: int, width: int, n_permutations: int, seed: int) -> TidyRows:
+    rows = TidyRows("order")
+    rows.add_params(n_tokens=n_tokens, width=width, n_permutations=n_permutations, seed=seed)
+    gen = generator(seed)
+    x = torch.randn(n_tokens, width, generator=gen, dtype=torch.float64)
+    projections = random_projections(gen, width, 3)
+    permutations = [torch.randperm(n_tokens, generator=gen) for _ in range(n_permutations)]
+    for masking, causal in MASKINGS.items():
+        out = self_attention(x, *projections, causal=causal)  # (N, width)
+        error = max(
+            float((self_attention(x[perm], *projections, causal=causal) - out[perm]).abs().max())
+            for perm in permutations
+        )
+        rows.add("max_abs_equivariance_error", error, masking=masking)
+        rows.add("rel_equivariance_error", error / float(out.abs().max()), masking=masking)
+
+    q, k, v = river_bank_inputs()
+    reverse = torch.arange(q.shape[0] - 1, -1, -1)
+    _, weights = attend(q, k, v)
+    _, weights_reversed = attend(q[reverse], k[reverse], v[reverse])
+    rows.add(
+        "max_abs_weight_difference",
+        (weights_reversed - weights[reverse][:, reverse]).abs().max(),
+        example="river_bank_reversed",
+    )
+    return rows
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--n-tokens", type=int, required=True, help="sequence length")
+    parser.add_argument("--width", type=int, required=True, help="token vector width")
+    parser.add_argument("--n-permutations", type=int, required=True, help="shuffles tried")
+
+
+def measure(args: argparse.Namespace) -> TidyRows:
+    return measure_order(args.n_tokens, args.width, args.n_permutations, args.seed)
+
+
+def main(argv=None) -> None:
+    run_probe_cli(__doc__, add_arguments, measure, argv)
+
+
+if __name__ == "__main__":
+    main()
