@@ -29,7 +29,8 @@ def reference_attention(
     )
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores.float(), dim=-1)
+    # softmax in at least fp32 (fp16/bf16 scores are widened, fp64 stays fp64)
+    weights = torch.softmax(scores.to(torch.promote_types(scores.dtype, torch.float32)), dim=-1)
     if mask is not None:
         weights = weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
     weights = weights.to(v.dtype)

@@ -1,0 +1,223 @@
+"""Our fused attention: launches of the Triton kernels and the autograd Function around them.
+
+`flash_attention(q, k, v, *, causal, scale, key_padding_mask)` has the contract of
+`reference_attention`: q (B,H,Nq,d), k/v (B,H,Nk,d), fp32/fp16/bf16 (fp32 accumulation; fp32 inputs
+use IEEE products, not TF32), any Nq and Nk, d up to 256 (other head dims are zero-padded to the
+next supported tile width), causal masking aligned to the end, key padding (B,Nk) with True = pad.
+The forward pass saves only the output and a per-query log-sum-exp, so memory is linear in N.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+import triton
+
+from .flash_configs import attn_bwd_dkdv_tuned, attn_bwd_dq_tuned, attn_fwd_tuned
+from .flash_kernels import attn_bwd_delta
+
+LOG2E = 1.4426950408889634
+SUPPORTED_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+MAX_HEAD_DIM = 256
+DELTA_BLOCK_M = 16
+
+
+def tile_head_dim(head_dim: int) -> int:
+    """The head dim the kernels run with: a power of two, at least 16 (tl.dot's minimum)."""
+    if not 1 <= head_dim <= MAX_HEAD_DIM:
+        raise ValueError(f"the Triton kernels support head dims 1..{MAX_HEAD_DIM}, got {head_dim}")
+    return max(16, triton.next_power_of_2(head_dim))
+
+
+def dot_precision(dtype: torch.dtype) -> str:
+    """fp32 inputs get exact IEEE products; 16-bit inputs are exact in any tensor-core mode."""
+    return "ieee" if dtype == torch.float32 else "tf32"
+
+
+def padding_rows(key_padding_mask: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:
+    """(B, Nk) int8, 1 = padding; a 1-element placeholder when there is no padding."""
+    if key_padding_mask is None:
+        return torch.zeros(1, 1, dtype=torch.int8, device=like.device)
+    return key_padding_mask.to(device=like.device, dtype=torch.int8)
+
+
+def strides(t: torch.Tensor) -> tuple[int, ...]:
+    return tuple(t.stride())
+
+
+def launch_forward(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    pad: torch.Tensor,
+    *,
+    causal: bool,
+    scale: float,
+    has_pad: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Run `attn_fwd` over all keys: out (B,H,Nq,d) in q's dtype, lse2 (B*H, Nq) fp32 (base 2)."""
+    batch, heads, n_queries, head_dim = q.shape
+    n_keys = k.shape[2]
+    out = torch.empty_like(q)
+    lse2 = torch.empty(batch * heads, n_queries, device=q.device, dtype=torch.float32)
+
+    def grid(meta):
+        return (triton.cdiv(n_queries, meta["BLOCK_M"]), batch * heads, 1)
+
+    attn_fwd_tuned[grid](
+        q,
+        k,
+        v,
+        pad,
+        out,
+        lse2,
+        scale * LOG2E,
+        *strides(q),
+        *strides(k),
+        *strides(v),
+        *strides(pad),
+        0,
+        *strides(out),
+        heads,
+        n_queries,
+        n_keys,
+        n_keys,
+        triton.next_power_of_2(n_queries),
+        triton.next_power_of_2(n_keys),
+        HEAD_DIM=head_dim,
+        CAUSAL=causal,
+        HAS_PAD=has_pad,
+        PRECISION=dot_precision(q.dtype),
+    )
+    return out, lse2
+
+
+def launch_backward(
+    grad_out: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    out: torch.Tensor,
+    lse2: torch.Tensor,
+    pad: torch.Tensor,
+    *,
+    causal: bool,
+    scale: float,
+    has_pad: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """dQ, dK, dV (shapes and dtypes of q, k, v) from dO (B,H,Nq,d) and the saved out and lse2."""
+    batch, heads, n_queries, head_dim = q.shape
+    n_keys = k.shape[2]
+    # dK and dV share one set of strides in the kernel: both contiguous (B,H,Nk,d)
+    grad_q, grad_k, grad_v = (
+        torch.empty(t.shape, dtype=t.dtype, device=t.device) for t in (q, k, v)
+    )
+    delta = torch.empty_like(lse2)  # (B*H, Nq): rowsum(dO * O)
+    attn_bwd_delta[(triton.cdiv(n_queries, DELTA_BLOCK_M), batch * heads)](
+        out,
+        grad_out,
+        delta,
+        *strides(out),
+        *strides(grad_out),
+        heads,
+        n_queries,
+        HEAD_DIM=head_dim,
+        BLOCK_M=DELTA_BLOCK_M,
+    )
+    shared = {
+        "HEAD_DIM": head_dim,
+        "CAUSAL": causal,
+        "HAS_PAD": has_pad,
+        "PRECISION": dot_precision(q.dtype),
+    }
+    tune = (triton.next_power_of_2(n_queries), triton.next_power_of_2(n_keys))
+    operands = (q, k, v, pad, grad_out, lse2, delta)
+    operand_strides = (*strides(q), *strides(k), *strides(v), *strides(pad), *strides(grad_out))
+
+    def key_grid(meta):
+        return (triton.cdiv(n_keys, meta["BLOCK_N"]), batch * heads)
+
+    def query_grid(meta):
+        return (triton.cdiv(n_queries, meta["BLOCK_M"]), batch * heads)
+
+    attn_bwd_dkdv_tuned[key_grid](
+        *operands,
+        grad_k,
+        grad_v,
+        scale,
+        scale * LOG2E,
+        *operand_strides,
+        *strides(grad_k),
+        heads,
+        n_queries,
+        n_keys,
+        *tune,
+        **shared,
+    )
+    attn_bwd_dq_tuned[query_grid](
+        *operands,
+        grad_q,
+        scale,
+        scale * LOG2E,
+        *operand_strides,
+        *strides(grad_q),
+        heads,
+        n_queries,
+        n_keys,
+        *tune,
+        **shared,
+    )
+    return grad_q, grad_k, grad_v
+
+
+class FlashAttentionFunction(torch.autograd.Function):
+    """Exact attention, tiled: saves out and lse2, recomputes the probabilities in backward."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, key_padding_mask, causal: bool, scale: float):
+        pad = padding_rows(key_padding_mask, q)
+        has_pad = key_padding_mask is not None
+        out, lse2 = launch_forward(q, k, v, pad, causal=causal, scale=scale, has_pad=has_pad)
+        ctx.save_for_backward(q, k, v, out, lse2, pad)
+        ctx.causal, ctx.scale, ctx.has_pad = causal, scale, has_pad
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        q, k, v, out, lse2, pad = ctx.saved_tensors
+        grads = launch_backward(
+            grad_out.contiguous(),
+            q,
+            k,
+            v,
+            out,
+            lse2,
+            pad,
+            causal=ctx.causal,
+            scale=ctx.scale,
+            has_pad=ctx.has_pad,
+        )
+        return (*grads, None, None, None)
+
+
+def pad_head_dim(t: torch.Tensor, tile_dim: int) -> torch.Tensor:
+    """(..., d) -> (..., tile_dim) with zeros: unchanged dot products, zero extra output columns."""
+    return t if t.shape[-1] == tile_dim else F.pad(t, (0, tile_dim - t.shape[-1]))
+
+
+def flash_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    causal: bool = False,
+    scale: float | None = None,
+    key_padding_mask: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """softmax(q k^T * scale) v without the score table; differentiable in q, k, v."""
+    head_dim = q.shape[-1]
+    scale = head_dim**-0.5 if scale is None else float(scale)
+    tile_dim = tile_head_dim(max(head_dim, v.shape[-1]))
+    q, k, v_tiled = (pad_head_dim(t, tile_dim) for t in (q, k, v))
+    out = FlashAttentionFunction.apply(q, k, v_tiled, key_padding_mask, causal, scale)
+    return out if v.shape[-1] == tile_dim else out[..., : v.shape[-1]]

@@ -1,0 +1,282 @@
+"""Attention kernels against the fp32 reference: forward, gradients, decode, dispatch.
+
+On a machine without CUDA the Triton kernels run under Triton's CPU interpreter
+(TRITON_INTERPRET=1, set below before any kernel is defined); with CUDA and TRITON_INTERPRET=0
+(scripts/gpu_check.sh) the same tests run the compiled kernels on the GPU, plus a few larger shapes.
+
+Tolerances, against the reference computed in fp32 from the same inputs:
+- fp32 kernels: |err| <= 1e-5 + 1e-4 |ref| (IEEE products, no TF32);
+- fp16/bf16 kernels: max |err| <= 2 x (max |err| of the reference run in that dtype) + 1e-3, the
+  criterion of the FlashAttention test-suite: the fused kernel may not be worse than twice the
+  plain low-precision computation.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+from softlookup.kernels import BACKENDS, attention, reference_attention
+
+INTERPRETING = os.environ.get("TRITON_INTERPRET", "0") == "1"
+ON_GPU = torch.cuda.is_available() and not INTERPRETING
+TRITON_DEVICE = "cuda" if ON_GPU else "cpu"
+needs_triton = pytest.mark.skipif(
+    not (INTERPRETING or ON_GPU), reason="needs CUDA or TRITON_INTERPRET=1"
+)
+
+
+def make_inputs(batch, heads, n_queries, n_keys, head_dim, dtype, device, seed=0):
+    """q (B,H,Nq,d), k/v (B,H,Nk,d) with unit-variance entries."""
+    gen = torch.Generator().manual_seed(seed)
+    shapes = [(batch, heads, n, head_dim) for n in (n_queries, n_keys, n_keys)]
+    return [torch.randn(s, generator=gen).to(device=device, dtype=dtype) for s in shapes]
+
+
+def padding_mask(batch, n_keys, device):
+    """(B, Nk) bool: row 0 pads its last third, row 1 (if any) is padding everywhere."""
+    mask = torch.zeros(batch, n_keys, dtype=torch.bool)
+    mask[0, n_keys - n_keys // 3 :] = True
+    if batch > 1:
+        mask[1] = True
+    return mask.to(device)
+
+
+def forward_and_grads(q, k, v, grad_out, **kwargs):
+    """Output and (dq, dk, dv) of attention(q, k, v, **kwargs) for the upstream gradient grad_out."""
+    q, k, v = (t.detach().requires_grad_() for t in (q, k, v))
+    out = attention(q, k, v, **kwargs)
+    return [out, *torch.autograd.grad(out, (q, k, v), grad_out.to(out.dtype))]
+
+
+def max_error(tensors, references):
+    return max((t.float() - r).abs().max().item() for t, r in zip(tensors, references))
+
+
+def assert_matches_reference(q, k, v, **kwargs):
+    """Forward and gradients of backend kwargs["backend"] against the fp32 reference."""
+    grad_out = torch.randn(q.shape[:-1] + v.shape[-1:], generator=torch.Generator().manual_seed(1))
+    grad_out = grad_out.to(q.device)
+    reference = {**kwargs, "backend": "reference"}
+    expected = forward_and_grads(q.float(), k.float(), v.float(), grad_out, **reference)
+    got = forward_and_grads(q, k, v, grad_out, **kwargs)
+    assert all(torch.isfinite(t).all() for t in got)
+    if q.dtype in (torch.float32, torch.float64):
+        for name, g, e in zip(("out", "dq", "dk", "dv"), got, expected):
+            torch.testing.assert_close(g.float(), e, atol=1e-5, rtol=1e-4, msg=name)
+    else:
+        plain = forward_and_grads(q, k, v, grad_out, **reference)
+        assert max_error(got, expected) <= 2 * max_error(plain, expected) + 1e-3
+
+
+# (B, H, Nq, Nk, d, causal, padded, scale, dtype): odd lengths, Nq != Nk both ways, every head dim,
+# a fully padded batch row, Nq > Nk with causal (the first queries see no key), scale 1.0
+TRITON_CASES = [
+    (1, 2, 37, 37, 16, False, False, None, torch.float32),
+    (1, 1, 37, 37, 16, True, False, None, torch.float32),
+    (2, 1, 23, 41, 32, True, True, 1.0, torch.float32),
+    (2, 1, 41, 23, 64, True, False, None, torch.float32),
+    (1, 1, 19, 50, 128, False, True, 0.3, torch.float32),
+    (1, 1, 17, 33, 256, True, False, None, torch.float32),
+    (1, 1, 29, 29, 24, True, False, None, torch.float32),
+    (1, 2, 33, 47, 64, True, False, None, torch.bfloat16),
+    (2, 1, 33, 18, 128, False, True, 1.0, torch.bfloat16),
+    (2, 1, 33, 47, 32, False, True, None, torch.float16),
+    (1, 1, 40, 21, 16, True, False, None, torch.float16),
+]
+if ON_GPU:
+    TRITON_CASES += [
+        (2, 4, 1000, 1000, 128, True, False, None, torch.bfloat16),
+        (1, 4, 777, 2049, 64, True, True, None, torch.float16),
+        (1, 2, 4096, 4096, 64, False, False, None, torch.bfloat16),
+        (1, 2, 513, 1031, 128, True, False, None, torch.float32),
+    ]
+
+
+@needs_triton
+@pytest.mark.parametrize("batch,heads,n_q,n_k,d,causal,padded,scale,dtype", TRITON_CASES)
+def test_triton_matches_reference(batch, heads, n_q, n_k, d, causal, padded, scale, dtype):
+    q, k, v = make_inputs(batch, heads, n_q, n_k, d, dtype, TRITON_DEVICE)
+    mask = padding_mask(batch, n_k, TRITON_DEVICE) if padded else None
+    assert_matches_reference(
+        q, k, v, causal=causal, scale=scale, key_padding_mask=mask, backend="triton"
+    )
+
+
+@needs_triton
+def test_triton_accepts_strided_inputs():
+    """q, k, v as (B,N,H,d) tensors viewed as (B,H,N,d), the layout a model's projections give."""
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (
+        torch.randn(2, n, 3, 32, generator=gen).to(TRITON_DEVICE).transpose(1, 2)  # (B,H,N,d)
+        for n in (19, 21, 21)
+    )
+    assert not q.is_contiguous()
+    assert_matches_reference(q, k, v, causal=True, backend="triton")
+
+
+@needs_triton
+def test_fully_padded_row_and_keyless_queries_give_zeros():
+    q, k, v = make_inputs(2, 1, 20, 17, 16, torch.float32, TRITON_DEVICE)
+    mask = padding_mask(2, 17, TRITON_DEVICE)
+    q, k, v = (t.requires_grad_() for t in (q, k, v))
+    out = attention(q, k, v, causal=True, key_padding_mask=mask, backend="triton")
+    out.sum().backward()
+    assert torch.all(out[1] == 0)  # batch row 1: every key is padding
+    assert torch.all(out[0, :, :3] == 0)  # Nq - Nk = 3 first queries precede every key
+    assert torch.all(out[0, :, 3:].abs().sum(-1) > 0)
+    assert all(torch.isfinite(t.grad).all() for t in (q, k, v))
+    assert torch.all(k.grad[0, :, 17 - 17 // 3 :] == 0)  # padded keys get no gradient
+
+
+@needs_triton
+def test_triton_saves_no_score_table():
+    """Memory linear in N: autograd keeps q, k, v, out and per-query statistics, no Nq x Nk table."""
+    n_q, n_k = 48, 40
+    q, k, v = (t.requires_grad_() for t in make_inputs(1, 1, n_q, n_k, 16, torch.float32, "cpu"))
+    q, k, v = (t.to(TRITON_DEVICE) for t in (q, k, v))
+    saved = []
+
+    def keep(t):
+        saved.append(t)
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(keep, lambda t: t):
+        attention(q, k, v, backend="triton")
+    assert saved and max(t.numel() for t in saved) < n_q * n_k
+
+
+# (B, H, Nq new queries, L cached keys, d, padded, num_splits): splits that cover several tiles,
+# splits with nothing allowed (padding), more splits than tiles
+DECODE_CASES = [
+    (2, 2, 1, 70, 32, False, 1),
+    (2, 1, 1, 70, 64, True, 3),
+    (1, 2, 3, 53, 16, False, 4),
+    (2, 1, 2, 37, 128, True, 8),
+]
+
+
+@needs_triton
+@pytest.mark.parametrize("batch,heads,n_q,n_cache,d,padded,num_splits", DECODE_CASES)
+def test_decode_matches_full_attention(batch, heads, n_q, n_cache, d, padded, num_splits):
+    from softlookup.kernels.decode import decode_attention
+
+    q, k, v = make_inputs(batch, heads, n_q, n_cache, d, torch.float32, TRITON_DEVICE)
+    mask = padding_mask(batch, n_cache, TRITON_DEVICE) if padded else None
+    got = decode_attention(q, k, v, causal=True, key_padding_mask=mask, num_splits=num_splits)
+    expected = reference_attention(q, k, v, causal=True, key_padding_mask=mask)
+    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-4)
+
+
+@needs_triton
+def test_decode_in_low_precision_matches_reference():
+    from softlookup.kernels.decode import decode_attention
+
+    q, k, v = make_inputs(2, 2, 1, 90, 64, torch.bfloat16, TRITON_DEVICE)
+    got = decode_attention(q, k, v, causal=True, num_splits=3)
+    expected = reference_attention(q.float(), k.float(), v.float(), causal=True)
+    plain = reference_attention(q, k, v, causal=True)
+    assert max_error([got], [expected]) <= 2 * max_error([plain], [expected]) + 1e-3
+
+
+@needs_triton
+def test_small_query_counts_without_grad_route_to_decode(monkeypatch):
+    from softlookup.kernels import decode
+
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append(args[0].shape)
+        return decode_attention(*args, **kwargs)
+
+    decode_attention = decode.decode_attention
+    monkeypatch.setattr(decode, "decode_attention", spy)
+    q, k, v = make_inputs(1, 2, 1, 30, 16, torch.float32, TRITON_DEVICE)
+    with torch.no_grad():
+        out = attention(q, k, v, causal=True, backend="triton")
+    assert calls == [q.shape]
+    torch.testing.assert_close(out, reference_attention(q, k, v, causal=True))
+    attention(q.requires_grad_(), k, v, causal=True, backend="triton")  # needs grad: fused kernel
+    assert len(calls) == 1
+
+
+# torch backend: the same awkward cases, in fp32 and fp64, on CPU
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize(
+    "batch,heads,n_q,n_k,d,causal,padded,scale",
+    [
+        (2, 2, 7, 7, 8, False, False, None),
+        (2, 1, 5, 11, 16, True, True, 1.0),
+        (2, 3, 11, 5, 16, True, False, None),
+        (2, 1, 9, 13, 4, False, True, 0.5),
+    ],
+)
+def test_torch_backend_matches_reference(batch, heads, n_q, n_k, d, causal, padded, scale, dtype):
+    q, k, v = make_inputs(batch, heads, n_q, n_k, d, dtype, "cpu")
+    mask = padding_mask(batch, n_k, "cpu") if padded else None
+    assert_matches_reference(
+        q, k, v, causal=causal, scale=scale, key_padding_mask=mask, backend="torch"
+    )
+
+
+def test_auto_backend_uses_torch_on_cpu():
+    q, k, v = make_inputs(2, 2, 6, 9, 8, torch.float32, "cpu")
+    mask = padding_mask(2, 9, "cpu")
+    auto = attention(q, k, v, causal=True, key_padding_mask=mask)
+    torch_out = attention(q, k, v, causal=True, key_padding_mask=mask, backend="torch")
+    assert torch.equal(auto, torch_out)
+
+
+def test_reference_gradcheck_float64():
+    q, k, v = make_inputs(2, 1, 4, 6, 3, torch.float64, "cpu")
+    mask = torch.tensor([[False] * 5 + [True], [False] * 6])
+    inputs = tuple(t.requires_grad_() for t in (q, k, v))
+
+    def f(q, k, v):
+        return reference_attention(q, k, v, causal=True, scale=1.0, key_padding_mask=mask)
+
+    assert torch.autograd.gradcheck(f, inputs)
+
+
+def test_reference_weights_are_a_softmax_with_masked_cells_zero():
+    q, k, v = make_inputs(2, 1, 5, 7, 4, torch.float64, "cpu")
+    mask = padding_mask(2, 7, "cpu")
+    out, weights = reference_attention(
+        q, k, v, causal=True, key_padding_mask=mask, return_weights=True
+    )
+    torch.testing.assert_close(weights[0].sum(-1), torch.ones(1, 5, dtype=torch.float64))
+    assert torch.all(weights[0, ..., 5:] == 0) and torch.all(weights[1] == 0)
+    assert torch.all(weights[0, 0, 0, 4:] == 0)  # causal, aligned to the end: query 0 sits at key 2
+    torch.testing.assert_close(out, weights @ v)
+
+
+def test_unknown_backend_is_a_clear_error():
+    q, k, v = make_inputs(1, 1, 2, 2, 4, torch.float32, "cpu")
+    with pytest.raises(ValueError, match="unknown attention backend 'cuda'.*triton"):
+        attention(q, k, v, backend="cuda")
+    assert set(BACKENDS) == {"auto", "reference", "torch", "triton"}
+
+
+@pytest.mark.parametrize(
+    "shapes,match",
+    [
+        (((1, 1, 2, 4), (1, 1, 3, 4), (1, 1, 2, 4)), "k and v share Nk"),
+        (((1, 1, 2, 4), (1, 1, 3, 5), (1, 1, 3, 4)), "q and k share d"),
+        (((2, 4), (2, 4), (2, 4)), "q \\(B,H,Nq,d\\)"),
+    ],
+)
+def test_bad_shapes_are_clear_errors(shapes, match):
+    q, k, v = (torch.zeros(s) for s in shapes)
+    with pytest.raises(ValueError, match=match):
+        attention(q, k, v, backend="reference")
+
+
+def test_bad_padding_mask_is_a_clear_error():
+    q, k, v = make_inputs(2, 1, 3, 5, 4, torch.float32, "cpu")
+    with pytest.raises(ValueError, match="key_padding_mask must be bool"):
+        attention(q, k, v, key_padding_mask=torch.zeros(2, 4, dtype=torch.bool))
