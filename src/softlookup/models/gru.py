@@ -133,8 +133,8 @@ class AttentionDecoder(nn.Module):
         """emb (B,T,E) -> readouts (B,T,E), attention weights (B,T,S) or None."""
         token_gates = self.token_to_gates(emb)  # (B,T,3H), every step at once
         readouts, weights = [], []
-        for t in range(emb.shape[1]):
-            readout, state, step_weights = self._advance(token_gates[:, t], state, need_weights)
+        for gates in token_gates.unbind(1):  # (B,3H) per step; unbind's backward is one stack
+            readout, state, step_weights = self._advance(gates, state, need_weights)
             readouts.append(readout)
             weights.append(step_weights)
         return torch.stack(readouts, 1), torch.stack(weights, 1) if need_weights else None
