@@ -203,6 +203,31 @@ def test_gru_attention_trains_and_weights_are_distributions(attention):
         assert (weights[i, :, n:] == 0).all()
 
 
+def test_input_feeding_decoder_follows_its_equations():
+    """s_t = GRUCell([y_{t-1}; o_{t-1}], s_{t-1}), o_t = tanh(W_o [s_t; c_t]), two steps."""
+    model = tiny_model(gru_cfg("dot"))
+    decoder = model.decoder
+    cell = torch.nn.GRUCell(8 + 8, 12)
+    with torch.no_grad():
+        cell.weight_ih.copy_(
+            torch.cat([decoder.token_to_gates.weight, decoder.feed_to_gates.weight], 1)
+        )
+        cell.bias_ih.copy_(decoder.token_to_gates.bias)
+        cell.weight_hh.copy_(decoder.hidden_to_gates.weight)
+        cell.bias_hh.copy_(decoder.hidden_to_gates.bias)
+    src, tgt, _, _ = batch()
+    state = model.start_decoding(src)
+    hidden, feed = state["hidden"], torch.zeros(3, 8)
+    for t in range(2):
+        emb = model.tgt_embed(tgt[:, t])  # (B,E)
+        readout, state = decoder.step(emb, state)
+        hidden = cell(torch.cat([emb, feed], -1), hidden)
+        scores = (state["values"] @ hidden[..., None])[..., 0].masked_fill(state["src_pad"], -1e9)
+        context = (scores.softmax(-1)[:, None] @ state["values"])[:, 0]  # (B,H)
+        feed = torch.tanh(decoder.readout(torch.cat([hidden, context], -1)))
+        torch.testing.assert_close(readout, feed, atol=1e-5, rtol=1e-5)
+
+
 @pytest.mark.parametrize("attention", GRU_ATTENTION)
 def test_fixed_vector_decoder_sees_only_the_final_state(attention):
     model = tiny_model(gru_cfg(attention))
