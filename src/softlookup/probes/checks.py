@@ -17,6 +17,10 @@ import pandas as pd
 from .claims_file import ClaimsFileError, NumericCheck, ScoresCheck, Selection
 
 EVAL_TEST_SET_EXCLUDED = "train"  # collect.py's pseudo test set for training scalars
+SCORES_COLUMNS = {
+    "model", "sweep", "sweep_value", "test_set", "bucket", "metric", "value", "ci_low", "ci_high",
+    "status",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -243,7 +247,8 @@ def scores_interval(
         & (scores.metric == metric)
     ]
     sweep_value = _resolve(rows, "sweep_value", selection.sweep_value) if selection.sweep else ""
-    rows = rows[rows.sweep_value.map(lambda cell: _same(cell, sweep_value or ""))]
+    same_value = [_same(cell, sweep_value or "") for cell in rows.sweep_value]
+    rows = rows[np.array(same_value, dtype=bool)]
     bucket = _resolve(rows, "bucket", selection.bucket)
     rows = rows[rows.bucket == bucket]
     name = selection.model + (f"[{selection.sweep}={sweep_value}]" if selection.sweep else "")
@@ -302,9 +307,14 @@ def evaluate_scores(check: ScoresCheck, evidence: Evidence) -> Outcome:
     scores = evidence.read(path)
     if scores is None:
         return pending(check.label, f"{path} was not produced", output)
+    absent = sorted(SCORES_COLUMNS - set(scores.columns))
+    if absent:
+        raise ValueError(f"{path}: the scores table lacks columns {absent}")
     test_sets = {s.test_set for s in (check.left, check.right) if s.test_set} or {
         name for name in scores.test_set.unique() if name != EVAL_TEST_SET_EXCLUDED
     }
+    if not test_sets:
+        return pending(check.label, f"{path} holds no evaluated test set", output)
     results, missing = [], []
     for test_set in sorted(test_sets):
         left = scores_interval(scores, check.left, check.metric, test_set)

@@ -57,7 +57,8 @@ VERDICT_STYLE = {
 
 def escape(text: str) -> str:
     """Text safe in LaTeX: specials escaped, 1.5e-07 typeset as 1.5 x 10^-7."""
-    escaped = "".join(SPECIAL.get(char, char) for char in str(text))
+    text = str(text).replace("->", "→").replace("+-", "±")
+    escaped = "".join(SPECIAL.get(char, char) for char in text)
     return SCIENTIFIC.sub(
         lambda m: rf"\ensuremath{{{m[1]}\times10^{{{'-' if m[2] == '-' else ''}{m[3]}}}}}",
         escaped,
