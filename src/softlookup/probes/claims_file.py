@@ -112,7 +112,7 @@ def load_claims(path: Path) -> tuple[list[Claim], dict]:
 
 
 def _claim(path: Path, entry: dict) -> Claim:
-    where = f"{path}: claim {entry.get('id', '?') if isinstance(entry, dict) else entry!r}"
+    where = f"{path}: claim {entry.get('id', '?') if isinstance(entry, dict) else repr(entry)}"
     if not isinstance(entry, dict):
         raise ClaimsFileError(f"{where}: expected a mapping")
     missing = sorted({"id", "claim", "source", "paper", "expected", "checks"} - entry.keys())
