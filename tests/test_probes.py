@@ -9,8 +9,15 @@ import pandas as pd
 import pytest
 import torch
 
-from softlookup.probes import averaging, counting, diagnostics, order, saturation, spread
-from softlookup.probes import worked_examples
+from softlookup.probes import (
+    averaging,
+    counting,
+    diagnostics,
+    order,
+    saturation,
+    spread,
+    worked_examples,
+)
 from softlookup.probes.common import weights_from_scores
 
 
