@@ -145,4 +145,5 @@ def test_latex_escaping():
     assert escape("50% of a_b & {c}") == r"50\% of a\_b \& \{c\}"
     assert escape("error 1.5e-07") == r"error \ensuremath{1.5\times10^{-7}}"
     assert escape("2 -> 3 +- 1") == r"2 \ensuremath{\to} 3 \ensuremath{\pm} 1"
+    assert escape("|x|") == r"\textbar{}x\textbar{}"
     assert macro_name("D8") == "DEight"

@@ -21,6 +21,7 @@ SPECIAL = {
     "^": r"\textasciicircum{}",
     "<": r"\textless{}",
     ">": r"\textgreater{}",
+    "|": r"\textbar{}",
     "±": r"\ensuremath{\pm}",
     "×": r"\ensuremath{\times}",
     "≤": r"\ensuremath{\le}",
@@ -36,7 +37,7 @@ DIGIT_WORDS = ["Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "E
 COLUMNS_HEADING = r"Id & Claim & Expected (source) & Measured & Verdict\tabularnewline"
 TABLE_HEAD = rf"""
 \begingroup\footnotesize
-\begin{{longtable}}{{@{{}}p{{0.04\linewidth}}p{{0.25\linewidth}}p{{0.22\linewidth}}p{{0.29\linewidth}}p{{0.11\linewidth}}@{{}}}}
+\begin{{longtable}}{{@{{}}p{{0.04\linewidth}}p{{0.24\linewidth}}p{{0.21\linewidth}}p{{0.27\linewidth}}p{{0.11\linewidth}}@{{}}}}
 \caption{{Claims ledger: each claim, the figure its source gives, what this pipeline measured, and
 the verdict.}}\label{{tab:claims}}\\
 \toprule
@@ -85,7 +86,7 @@ def claims_table(ledger: pd.DataFrame) -> str:
         ]
         lines.append(" & ".join(cells) + r"\tabularnewline")
         detail = (
-            rf"\multicolumn{{4}}{{p{{0.91\linewidth}}}}{{\raggedright\scriptsize {cite};"
+            rf"\multicolumn{{4}}{{p{{0.87\linewidth}}}}{{\raggedright\scriptsize {cite};"
             rf" tolerance: {escape(row.tolerance)}; {escape(row.reason)};"
             rf" \texttt{{{escape(row.rule)}}}}}"
         )
