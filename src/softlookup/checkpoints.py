@@ -30,5 +30,7 @@ def load_checked(path: Path, required: tuple[str, ...]) -> dict:
         ) from error
     missing = [key for key in required if not isinstance(state, dict) or key not in state]
     if missing:
-        raise CheckpointError(f"checkpoint {path} is not a softlookup checkpoint: missing {missing}")
+        raise CheckpointError(
+            f"checkpoint {path} is not a softlookup checkpoint: missing {missing}"
+        )
     return state

@@ -8,17 +8,45 @@ from pathlib import Path
 
 import pandas as pd
 
-COLUMNS = ["run_id", "model", "arch", "attention", "sweep", "sweep_value", "seed", "test_set",
-           "bucket", "metric", "value", "ci_low", "ci_high", "status", "sentences", "signature"]
-TRAINING_METRICS = ["train_tokens_per_s", "train_wall_s", "final_train_loss", "best_val_loss",
-                    "epochs", "parameters"]
+COLUMNS = [
+    "run_id",
+    "model",
+    "arch",
+    "attention",
+    "sweep",
+    "sweep_value",
+    "seed",
+    "test_set",
+    "bucket",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "status",
+    "sentences",
+    "signature",
+]
+TRAINING_METRICS = [
+    "train_tokens_per_s",
+    "train_wall_s",
+    "final_train_loss",
+    "best_val_loss",
+    "epochs",
+    "parameters",
+]
 
 
 def training_rows(meta: dict) -> list[dict]:
     """Scalars of the training record, as rows of the 'train' pseudo test set."""
     return [
-        {"test_set": "train", "bucket": "all", "metric": name, "value": meta.get(name),
-         "ci_low": meta.get(name), "ci_high": meta.get(name)}
+        {
+            "test_set": "train",
+            "bucket": "all",
+            "metric": name,
+            "value": meta.get(name),
+            "ci_low": meta.get(name),
+            "ci_high": meta.get(name),
+        }
         for name in TRAINING_METRICS
     ]
 
@@ -35,8 +63,10 @@ def run_rows(run_id: str, settings: dict, run_dir: Path, test_sets: list[str]) -
 
 
 def collect(runs: dict[str, dict], results_dir: Path, test_sets: list[str]) -> pd.DataFrame:
-    tables = [run_rows(run_id, settings, results_dir / run_id, test_sets)
-              for run_id, settings in runs.items()]
+    tables = [
+        run_rows(run_id, settings, results_dir / run_id, test_sets)
+        for run_id, settings in runs.items()
+    ]
     return pd.concat(tables, ignore_index=True).reindex(columns=COLUMNS)
 
 

@@ -5,16 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
 
 
 def bucket_order(labels) -> list[str]:
     """'1-10' < '11-15' < ... < '>60', by lower bound."""
+
     def lower(label: str) -> int:
         return int(label[1:]) + 1 if label.startswith(">") else int(label.split("-")[0])
 
@@ -23,10 +21,15 @@ def bucket_order(labels) -> list[str]:
 
 def base_bleu_by_bucket(scores: pd.DataFrame) -> pd.DataFrame:
     """BLEU per (model, test set, length bucket) of the base runs, averaged over seeds."""
-    rows = scores[(scores.metric == "bleu") & (scores.bucket != "all")
-                  & scores.sweep.fillna("").eq("") & (scores.status == "ok")]
-    return (rows.groupby(["model", "test_set", "bucket"], as_index=False)
-            [["value", "ci_low", "ci_high"]].mean())
+    rows = scores[
+        (scores.metric == "bleu")
+        & (scores.bucket != "all")
+        & scores.sweep.fillna("").eq("")
+        & (scores.status == "ok")
+    ]
+    return rows.groupby(["model", "test_set", "bucket"], as_index=False)[
+        ["value", "ci_low", "ci_high"]
+    ].mean()
 
 
 def bleu_by_length(scores: pd.DataFrame) -> plt.Figure:
@@ -38,14 +41,22 @@ def bleu_by_length(scores: pd.DataFrame) -> plt.Figure:
     order = bucket_order(table.bucket)
     test_sets = sorted(table.test_set.unique())
     palette = dict(zip(sorted(table.model.unique()), sns.color_palette("colorblind")))
-    fig, axes = plt.subplots(1, len(test_sets), figsize=(3.4 * len(test_sets), 3.0),
-                             squeeze=False, sharey=True)
+    fig, axes = plt.subplots(
+        1, len(test_sets), figsize=(3.4 * len(test_sets), 3.0), squeeze=False, sharey=True
+    )
     for ax, test_set in zip(axes[0], test_sets):
         for model, rows in table[table.test_set == test_set].groupby("model"):
             rows = rows.set_index("bucket").reindex([b for b in order if b in set(rows.bucket)])
             x = [order.index(b) for b in rows.index]
-            ax.errorbar(x, rows.value, yerr=[rows.value - rows.ci_low, rows.ci_high - rows.value],
-                        marker="o", capsize=3, label=model, color=palette[model])
+            ax.errorbar(
+                x,
+                rows.value,
+                yerr=[rows.value - rows.ci_low, rows.ci_high - rows.value],
+                marker="o",
+                capsize=3,
+                label=model,
+                color=palette[model],
+            )
         ax.set_xticks(range(len(order)), order, rotation=45)
         ax.set_title(test_set, fontsize=9)
         ax.set_xlabel("source words")

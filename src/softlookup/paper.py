@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-DIGIT_WORDS = "Zero One Two Three Four Five Six Seven Eight Nine".split()
+DIGIT_WORDS = ["Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine"]
 
 
 def macro_name(*parts: str) -> str:
@@ -28,8 +28,10 @@ def macro(name: str, value) -> str:
 
 
 def data_macros(manifest: dict, main_test_set: str) -> str:
-    lines = [macro(macro_name("pairs", split), f"{info['pairs']:,}")
-             for split, info in manifest["splits"].items()]
+    lines = [
+        macro(macro_name("pairs", split), f"{info['pairs']:,}")
+        for split, info in manifest["splits"].items()
+    ]
     lines.append(macro("PairsMainTest", f"{manifest['splits'][main_test_set]['pairs']:,}"))
     train_words = manifest["splits"]["train"]["source_words"]
     lines.append(macro("TrainSourceWordsMean", f"{train_words['mean']:.1f}"))
@@ -42,12 +44,17 @@ def run_summary(scores: pd.DataFrame, test_set: str) -> pd.DataFrame:
     scores = scores.assign(variant=scores.run_id.str.replace(r"-s\d+$", "", regex=True))
     overall = scores[(scores.test_set == test_set) & (scores.bucket == "all")]
     training = scores[scores.test_set == "train"]
-    wide = pd.concat([
-        overall.pivot_table(index="variant", columns="metric", values=["value", "ci_low",
-                                                                       "ci_high"]),
-        training.pivot_table(index="variant", columns="metric", values="value")
-        .rename(columns=lambda c: ("value", c)),
-    ], axis=1)
+    wide = pd.concat(
+        [
+            overall.pivot_table(
+                index="variant", columns="metric", values=["value", "ci_low", "ci_high"]
+            ),
+            training.pivot_table(index="variant", columns="metric", values="value").rename(
+                columns=lambda c: ("value", c)
+            ),
+        ],
+        axis=1,
+    )
     wide.columns = [f"{metric}_{stat}".replace("_value", "") for stat, metric in wide.columns]
     status = scores.groupby("variant").status.agg(lambda s: ",".join(sorted(set(s))))
     seeds = scores.groupby("variant").seed.nunique().rename("seeds")
@@ -57,12 +64,19 @@ def run_summary(scores: pd.DataFrame, test_set: str) -> pd.DataFrame:
 def score_macros(summary: pd.DataFrame) -> str:
     lines = []
     for row in summary.itertuples():
-        for stat, fmt in (("bleu", "{:.1f}"), ("bleu_ci_low", "{:.1f}"), ("bleu_ci_high", "{:.1f}"),
-                          ("chrf", "{:.1f}"), ("train_wall_s", "{:.0f}"),
-                          ("train_tokens_per_s", "{:,.0f}"), ("parameters", "{:,.0f}")):
+        for stat, fmt in (
+            ("bleu", "{:.1f}"),
+            ("bleu_ci_low", "{:.1f}"),
+            ("bleu_ci_high", "{:.1f}"),
+            ("chrf", "{:.1f}"),
+            ("train_wall_s", "{:.0f}"),
+            ("train_tokens_per_s", "{:,.0f}"),
+            ("parameters", "{:,.0f}"),
+        ):
             value = getattr(row, stat, float("nan"))
-            lines.append(macro(macro_name(stat, row.variant),
-                               "n/a" if pd.isna(value) else fmt.format(value)))
+            lines.append(
+                macro(macro_name(stat, row.variant), "n/a" if pd.isna(value) else fmt.format(value))
+            )
     return "".join(lines)
 
 
@@ -75,25 +89,31 @@ def results_table(summary: pd.DataFrame, test_set: str) -> str:
         else:
             bleu = f"{row.bleu:.1f} [{row.bleu_ci_low:.1f}, {row.bleu_ci_high:.1f}]"
             chrf = f"{row.chrf:.1f}"
-        body.append(f"{escape(row.variant)} & {bleu} & {chrf} & {row.parameters:,.0f} & "
-                    f"{row.train_wall_s:.0f} & {row.train_tokens_per_s:,.0f} & {row.seeds} \\\\")
-    return "\n".join([
-        "\\begin{tabular}{lrrrrrr}",
-        "\\toprule",
-        "run & BLEU [95\\% CI] & chrF & parameters & train s & tokens/s & seeds \\\\",
-        "\\midrule",
-        *body,
-        "\\bottomrule",
-        "\\end{tabular}",
-        f"% test set: {escape(test_set)}",
-        "",
-    ])
+        body.append(
+            f"{escape(row.variant)} & {bleu} & {chrf} & {row.parameters:,.0f} & "
+            f"{row.train_wall_s:.0f} & {row.train_tokens_per_s:,.0f} & {row.seeds} \\\\"
+        )
+    return "\n".join(
+        [
+            "\\begin{tabular}{lrrrrrr}",
+            "\\toprule",
+            "run & BLEU [95\\% CI] & chrF & parameters & train s & tokens/s & seeds \\\\",
+            "\\midrule",
+            *body,
+            "\\bottomrule",
+            "\\end{tabular}",
+            f"% test set: {escape(test_set)}",
+            "",
+        ]
+    )
 
 
 def environment_macros(meta: dict) -> str:
     env = meta["environment"]
-    return "".join(macro(macro_name("env", key), escape(env[key]))
-                   for key in ("python", "torch", "triton", "sacrebleu", "device"))
+    return "".join(
+        macro(macro_name("env", key), escape(env[key]))
+        for key in ("python", "torch", "triton", "sacrebleu", "device")
+    )
 
 
 def main() -> None:
@@ -114,7 +134,7 @@ def main() -> None:
         + score_macros(summary)
         + environment_macros(json.loads(args.meta.read_text()))
         + macro("MainTestSet", escape(args.test_set))
-        + macro("BleuSignature", escape(bleu.signature.iloc[0]) if len(bleu) else "n/a")
+        + macro("BleuSignature", f"\\path{{{bleu.signature.iloc[0]}}}" if len(bleu) else "n/a")
     )
     args.out_table.write_text(results_table(summary, args.test_set))
 

@@ -4,19 +4,28 @@ with 95% bootstrap confidence intervals (sacrebleu's own resampling)."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 from pathlib import Path
 
 import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF
 
-SCORE_FIELDS = ["test_set", "bucket", "metric", "value", "ci_low", "ci_high", "sentences",
-                "signature"]
+SCORE_FIELDS = [
+    "test_set",
+    "bucket",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "sentences",
+    "signature",
+]
 
 
 def bucket_label(words: int, edges: list[int]) -> str:
     """'1-10', '11-20', ..., '>50' for edges [0, 10, 20, 50]."""
-    for low, high in zip(edges, edges[1:]):
+    for low, high in itertools.pairwise(edges):
         if low < words <= high:
             return f"{low + 1}-{high}"
     return f">{edges[-1]}"
@@ -33,9 +42,16 @@ def corpus_scores(hyps: list[str], refs: list[str], n_bootstrap: int) -> list[di
         # them when every resample scores 0
         mean = detail.get("confidence_mean", score.score)
         half_width = detail.get("confidence_var", 0.0)
-        rows.append({"metric": name, "value": score.score, "ci_low": mean - half_width,
-                     "ci_high": mean + half_width, "sentences": len(hyps),
-                     "signature": signature})
+        rows.append(
+            {
+                "metric": name,
+                "value": score.score,
+                "ci_low": mean - half_width,
+                "ci_high": mean + half_width,
+                "sentences": len(hyps),
+                "signature": signature,
+            }
+        )
     return rows
 
 
@@ -59,8 +75,9 @@ def score_test_set(
         if len(members) < min_bucket_sentences:
             continue
         picked = list(members)
-        bucket_rows = corpus_scores([hyps[i] for i in picked], [refs[i] for i in picked],
-                                    n_bootstrap)
+        bucket_rows = corpus_scores(
+            [hyps[i] for i in picked], [refs[i] for i in picked], n_bootstrap
+        )
         rows += [{"bucket": label, **row} for row in bucket_rows if row["metric"] == "bleu"]
     return pd.DataFrame(rows).assign(test_set=test_set)[SCORE_FIELDS]
 
@@ -76,11 +93,17 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args()
-    lines = [p.read_text(encoding="utf-8").splitlines()
-             for p in (args.source, args.hypotheses, args.references)]
-    table = score_test_set(args.test_set, *lines, edges=args.bucket_edges,
-                           min_bucket_sentences=args.min_bucket_sentences,
-                           n_bootstrap=args.bootstrap)
+    lines = [
+        p.read_text(encoding="utf-8").splitlines()
+        for p in (args.source, args.hypotheses, args.references)
+    ]
+    table = score_test_set(
+        args.test_set,
+        *lines,
+        edges=args.bucket_edges,
+        min_bucket_sentences=args.min_bucket_sentences,
+        n_bootstrap=args.bootstrap,
+    )
     table.to_csv(args.out, index=False)
     print(table[table.bucket == "all"].to_string(index=False))
 

@@ -25,11 +25,18 @@ from tqdm import tqdm
 from .checkpoints import load_checked, save_atomic
 from .data import bpe
 from .data.batching import Batch, encode, make_batches, read_split
-from .data.bpe import PAD_ID
-from .models import build_model, count_parameters
+from .models import PAD, build_model, count_parameters
 
-LOG_FIELDS = ["epoch", "steps", "train_loss", "val_loss", "lr", "target_tokens", "wall_s",
-              "tokens_per_s"]
+LOG_FIELDS = [
+    "epoch",
+    "steps",
+    "train_loss",
+    "val_loss",
+    "lr",
+    "target_tokens",
+    "wall_s",
+    "tokens_per_s",
+]
 
 
 @dataclass
@@ -76,7 +83,7 @@ def batch_loss(model, batch: Batch, device, label_smoothing: float) -> torch.Ten
     return F.cross_entropy(
         logits.float().flatten(0, 1),
         tgt_out.flatten(),
-        ignore_index=PAD_ID,
+        ignore_index=PAD,
         label_smoothing=label_smoothing,
     )
 
@@ -130,8 +137,15 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
     total_steps = cfg.epochs * steps_per_epoch
 
     checkpoint_path = out_dir / "checkpoint.pt"
-    state = {"epoch": 0, "step": 0, "best_val_loss": math.inf, "best_epoch": 0, "wall_s": 0.0,
-             "status": "ok", "history": []}
+    state = {
+        "epoch": 0,
+        "step": 0,
+        "best_val_loss": math.inf,
+        "best_epoch": 0,
+        "wall_s": 0.0,
+        "status": "ok",
+        "history": [],
+    }
     if checkpoint_path.exists():
         saved = load_checked(checkpoint_path, ("model", "optimizer", "progress", "rng"))
         model.load_state_dict(saved["model"])
@@ -147,8 +161,12 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
             break
         model.train()
         started, tokens, loss_sum = time.perf_counter(), 0, 0.0
-        progress = tqdm(batches_of("train", shuffle=True, seed=run["seed"] + epoch),
-                        desc=f"epoch {epoch}", mininterval=10, miniters=1)
+        progress = tqdm(
+            batches_of("train", shuffle=True, seed=run["seed"] + epoch),
+            desc=f"epoch {epoch}",
+            mininterval=10,
+            miniters=1,
+        )
         for batch in progress:
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate(state["step"], total_steps, cfg)
@@ -172,26 +190,42 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
         val_loss = validation_loss(model, valid, device)
         state["wall_s"] += wall
         state["epoch"] = epoch
-        row = {"epoch": epoch, "steps": state["step"], "train_loss": loss_sum / tokens,
-               "val_loss": val_loss, "lr": optimizer.param_groups[0]["lr"],
-               "target_tokens": tokens, "wall_s": wall, "tokens_per_s": tokens / wall}
+        row = {
+            "epoch": epoch,
+            "steps": state["step"],
+            "train_loss": loss_sum / tokens,
+            "val_loss": val_loss,
+            "lr": optimizer.param_groups[0]["lr"],
+            "target_tokens": tokens,
+            "wall_s": wall,
+            "tokens_per_s": tokens / wall,
+        }
         state["history"].append(row)
         if not math.isfinite(val_loss):
             state["status"] = "diverged"
         elif val_loss < state["best_val_loss"]:
             state["best_val_loss"], state["best_epoch"] = val_loss, epoch
             save_atomic(model_file(run, model, sp.get_piece_size()), out_dir / "best.pt")
-        save_atomic({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                     "rng": torch.get_rng_state(), "progress": json.dumps(state)},
-                    checkpoint_path)
+        save_atomic(
+            {
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "rng": torch.get_rng_state(),
+                "progress": json.dumps(state),
+            },
+            checkpoint_path,
+        )
         print(json.dumps(row))
 
     return finish(run, cfg, state, model, sp.get_piece_size(), device, out_dir)
 
 
 def model_file(run: dict, model: torch.nn.Module, vocab_size: int) -> dict:
-    return {"model_config": json.dumps(run["model"]), "vocab_size": vocab_size,
-            "state_dict": model.state_dict()}
+    return {
+        "model_config": json.dumps(run["model"]),
+        "vocab_size": vocab_size,
+        "state_dict": model.state_dict(),
+    }
 
 
 def finish(run, cfg, state, model, vocab_size, device, out_dir: Path) -> dict:
@@ -226,7 +260,9 @@ def finish(run, cfg, state, model, vocab_size, device, out_dir: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--run-json", required=True, help='{"model": {..}, "train": {..}, "seed": 1}')
+    parser.add_argument(
+        "--run-json", required=True, help='{"model": {..}, "train": {..}, "seed": 1}'
+    )
     parser.add_argument("--data-dir", required=True, type=Path)
     parser.add_argument("--spm", required=True, type=Path)
     parser.add_argument("--out-dir", required=True, type=Path)
@@ -235,8 +271,10 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     run = json.loads(args.run_json)
     meta = train(run, args.data_dir, args.spm, args.out_dir)
-    print(f"{args.out_dir}: status {meta['status']}, {meta['epochs']} epochs, "
-          f"{meta['train_wall_s']:.0f}s")
+    print(
+        f"{args.out_dir}: status {meta['status']}, {meta['epochs']} epochs, "
+        f"{meta['train_wall_s']:.0f}s"
+    )
 
 
 if __name__ == "__main__":

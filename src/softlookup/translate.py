@@ -12,8 +12,8 @@ import torch
 from .checkpoints import load_checked
 from .data import bpe
 from .data.batching import encode, length_batches, pad
-from .data.bpe import EOS_ID
 from .models import build_model
+from .models.special_tokens import EOS
 
 
 def load_model(path: Path) -> torch.nn.Module:
@@ -41,10 +41,11 @@ def translate(
     src_ids = encode(sp, sources, max_tokens)
     hypotheses: list[str] = [""] * len(sources)
     for rows in length_batches([len(ids) + 1 for ids in src_ids], batch_tokens, shuffle=False):
-        src = pad([src_ids[i] + [EOS_ID] for i in rows])  # (B, S)
+        src = pad([src_ids[i] + [EOS] for i in rows])  # (B, S)
         max_len = int(src.shape[1] * max_len_ratio) + max_len_extra
-        ids = model.generate(src.to(device), max_len=max_len, beam_size=beam_size,
-                             length_penalty=length_penalty)
+        ids = model.generate(
+            src.to(device), max_len=max_len, beam_size=beam_size, length_penalty=length_penalty
+        )
         for row, tokens in zip(rows, ids):
             hypotheses[row] = sp.decode(tokens)
     return hypotheses
@@ -68,9 +69,14 @@ def main() -> None:
         hypotheses = [""] * len(sources)  # a diverged run translates nothing; scored as such
     else:
         started = time.perf_counter()
-        hypotheses = translate(load_model(args.model), bpe.load(args.spm), sources,
-                               beam_size=args.beam_size, length_penalty=args.length_penalty,
-                               max_tokens=args.max_tokens)
+        hypotheses = translate(
+            load_model(args.model),
+            bpe.load(args.spm),
+            sources,
+            beam_size=args.beam_size,
+            length_penalty=args.length_penalty,
+            max_tokens=args.max_tokens,
+        )
         print(f"translated {len(sources)} sentences in {time.perf_counter() - started:.1f}s")
     args.out.write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
 

@@ -36,7 +36,7 @@ rule prepare_corpus:
         "results/logs/data/prepare.log",
     params:
         raw=f"resources/corpora/{config['data']['corpus']}",
-        splits=json.dumps(config["data"]["splits"]),
+        splits=json.dumps(config["data"]["splits"], sort_keys=True),
         max_pairs=(
             f"--max-train-pairs {config['data']['max_train_pairs']}"
             if config["data"].get("max_train_pairs")

@@ -12,7 +12,7 @@ rule train:
     log:
         "results/logs/train/{variant}-s{seed}.log",
     params:
-        run=lambda w: json.dumps(run_config(w.variant, w.seed)),
+        run=lambda w: json.dumps(run_config(w.variant, w.seed), sort_keys=True),
         out_dir="results/runs/{variant}-s{seed}",
     threads: threads("train")
     resources:

@@ -9,7 +9,7 @@ import numpy as np
 import sentencepiece as spm
 import torch
 
-from .bpe import BOS_ID, EOS_ID, PAD_ID
+from ..models.special_tokens import BOS, EOS, PAD
 
 
 @dataclass
@@ -21,7 +21,7 @@ class Batch:
 
     @property
     def target_tokens(self) -> int:
-        return int((self.tgt_out != PAD_ID).sum())
+        return int((self.tgt_out != PAD).sum())
 
 
 def read_split(data_dir: Path, split: str, src: str, tgt: str) -> tuple[list[str], list[str]]:
@@ -42,7 +42,7 @@ def encode(sp: spm.SentencePieceProcessor, lines: list[str], max_tokens: int) ->
 
 def pad(rows: list[list[int]]) -> torch.Tensor:
     width = max(len(r) for r in rows)
-    return torch.tensor([r + [PAD_ID] * (width - len(r)) for r in rows], dtype=torch.long)
+    return torch.tensor([r + [PAD] * (width - len(r)) for r in rows], dtype=torch.long)
 
 
 def length_batches(
@@ -82,9 +82,9 @@ def make_batches(
     lengths = [max(len(s), len(t)) + 1 for s, t in zip(src_ids, tgt_ids)]
     return [
         Batch(
-            src=pad([src_ids[i] + [EOS_ID] for i in rows]),
-            tgt_in=pad([[BOS_ID] + tgt_ids[i] for i in rows]),
-            tgt_out=pad([tgt_ids[i] + [EOS_ID] for i in rows]),
+            src=pad([src_ids[i] + [EOS] for i in rows]),
+            tgt_in=pad([[BOS] + tgt_ids[i] for i in rows]),
+            tgt_out=pad([tgt_ids[i] + [EOS] for i in rows]),
             index=rows,
         )
         for rows in length_batches(lengths, max_tokens, shuffle=shuffle, seed=seed)

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-# Fixed special ids, shared with softlookup.models.
-PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+from ..models.special_tokens import BOS, EOS, PAD, UNK
 
 
 def train_bpe(inputs: list[Path], model_prefix: Path, vocab_size: int) -> Path:
@@ -20,10 +19,10 @@ def train_bpe(inputs: list[Path], model_prefix: Path, vocab_size: int) -> Path:
         model_type="bpe",
         vocab_size=vocab_size,
         character_coverage=1.0,
-        pad_id=PAD_ID,
-        unk_id=UNK_ID,
-        bos_id=BOS_ID,
-        eos_id=EOS_ID,
+        pad_id=PAD,
+        unk_id=UNK,
+        bos_id=BOS,
+        eos_id=EOS,
         num_threads=1,
         hard_vocab_limit=False,
         minloglevel=2,

@@ -62,8 +62,11 @@ def write_split(pairs: list[tuple[str, str]], prefix: Path, src: str, tgt: str) 
         path = prefix.with_name(f"{prefix.name}.{lang}")
         path.write_text("".join(pair[side] + "\n" for pair in pairs), encoding="utf-8")
         hashes[path.name] = sha256_of(path)
-    return {"pairs": len(pairs), "source_words": length_stats([s for s, _ in pairs]),
-            "sha256": hashes}
+    return {
+        "pairs": len(pairs),
+        "source_words": length_stats([s for s, _ in pairs]),
+        "sha256": hashes,
+    }
 
 
 def prepare(

@@ -1,0 +1,106 @@
+"""The whole workflow on config/test.yaml, in a copy of the project in a temporary directory."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from .corpora import ROOT, mirror
+
+PROJECT_PARTS = ["Snakefile", "workflow", "config", "paper", "profiles"]
+
+
+def copy_project(dest: Path) -> Path:
+    for part in PROJECT_PARTS:
+        source = ROOT / part
+        if source.is_dir():
+            shutil.copytree(source, dest / part, ignore=shutil.ignore_patterns("*.pdf"))
+        else:
+            shutil.copy(source, dest / part)
+    return dest
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    # rules call `python`: the interpreter running the tests, with softlookup installed
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    env = {**os.environ, "SOFTLOOKUP_MIRROR": str(mirror()), "PATH": path}
+    command = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
+    return subprocess.run(
+        command, check=False, cwd=workdir, env=env, capture_output=True, text=True
+    )
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    workdir = copy_project(tmp_path_factory.mktemp("workflow"))
+    result = snakemake(workdir, "--configfile", "config/test.yaml")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return workdir
+
+
+@pytest.mark.workflow
+def test_workflow_builds_the_paper_tables_and_figure(finished_run):
+    pdf = finished_run / "paper" / "paper.pdf"
+    assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 20_000
+    figure = finished_run / "results" / "figures" / "bleu_by_length.pdf"
+    assert figure.read_bytes()[:5] == b"%PDF-"
+
+    scores = pd.read_csv(finished_run / "results" / "tables" / "scores.csv")
+    config = yaml.safe_load((finished_run / "config" / "test.yaml").read_text())
+    runs = {f"{name}-s1" for name in config["models"]} | {"transformer.heads-1-s1"}
+    assert set(scores.run_id) == runs
+    overall = scores[(scores.bucket == "all") & scores.metric.isin(["bleu", "chrf"])]
+    assert len(overall) == len(runs) * len(config["evaluate"]["test_sets"]) * 2
+    assert overall.value.between(0, 100).all() and (overall.ci_low <= overall.ci_high).all()
+    assert (overall[overall.metric == "chrf"].value > 0).all()
+    assert overall.signature.str.contains("nrefs:1").all()
+    assert (scores[scores.metric == "train_tokens_per_s"].value > 0).all()
+    assert set(scores.status) == {"ok"}
+
+    numbers = (finished_run / "results" / "paper" / "generated" / "numbers.tex").read_text()
+    assert "\\newcommand{\\PairsTrain}{400}" in numbers
+    assert "\\newcommand{\\PairsValid}{1,014}" in numbers
+
+
+@pytest.mark.workflow
+def test_a_finished_workflow_has_nothing_left_to_do(finished_run):
+    result = snakemake(finished_run, "--configfile", "config/test.yaml", "--dry-run")
+    assert result.returncode == 0
+    assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def planned_jobs(dry_run_output: str) -> dict[str, int]:
+    """The 'Job stats' table of a dry run: rule -> number of jobs."""
+    table = dry_run_output.split("Job stats:")[1].split("total")[0]
+    rows = [line.split() for line in table.splitlines()]
+    return {row[0]: int(row[1]) for row in rows if len(row) == 2 and row[1].isdigit()}
+
+
+@pytest.mark.workflow
+def test_adding_a_sweep_value_adds_only_its_jobs(finished_run):
+    config = yaml.safe_load((finished_run / "config" / "test.yaml").read_text())
+    config["sweeps"]["heads"]["values"].append(4)
+    extended = finished_run / "config" / "extended.yaml"
+    extended.write_text(yaml.safe_dump(config))
+    result = snakemake(finished_run, "--configfile", str(extended), "--dry-run")
+    jobs = planned_jobs(result.stdout)
+    assert (jobs["train"], jobs["translate"], jobs["score"]) == (1, 2, 2)
+    assert "prepare_corpus" not in jobs and "train_bpe" not in jobs
+    assert "results/runs/transformer.heads-4-s1/model.pt" in result.stdout
+
+
+def test_a_malformed_config_fails_before_any_job_naming_the_key(tmp_path):
+    workdir = copy_project(tmp_path)
+    config = yaml.safe_load((workdir / "config" / "test.yaml").read_text())
+    config["models"]["gru_none"]["hiden_dim"] = 32
+    bad = workdir / "config" / "bad.yaml"
+    bad.write_text(yaml.safe_dump(config))
+    result = snakemake(workdir, "--configfile", str(bad), "--dry-run")
+    assert result.returncode != 0
+    assert "hiden_dim" in result.stderr + result.stdout
+    assert not (workdir / "results").exists()
