@@ -13,7 +13,7 @@ import torch
 import triton
 
 from .flash import LOG2E, dot_precision, pad_head_dim, padding_rows, strides, tile_head_dim
-from .flash_configs import DECODE_BLOCK_M, DECODE_BLOCK_N, DECODE_NUM_WARPS, INTERPRETING
+from .flash_configs import INTERPRETING, decode_tile
 from .flash_kernels import attn_fwd
 
 DECODE_MAX_QUERIES = (
@@ -62,9 +62,10 @@ def decode_attention(
     scale = head_dim**-0.5 if scale is None else float(scale)
     tile_dim = tile_head_dim(max(head_dim, value_dim))
     q, k_cache, v_cache = (pad_head_dim(t, tile_dim) for t in (q, k_cache, v_cache))
+    block_m, block_n, num_warps, num_stages = decode_tile(q.element_size(), tile_dim)
     if num_splits is None:
         num_splits = choose_num_splits(batch * heads, n_keys, q.device)
-    keys_per_split = triton.cdiv(triton.cdiv(n_keys, num_splits), DECODE_BLOCK_N) * DECODE_BLOCK_N
+    keys_per_split = triton.cdiv(triton.cdiv(n_keys, num_splits), block_n) * block_n
     num_splits = triton.cdiv(n_keys, keys_per_split)
 
     parts = torch.empty(
@@ -72,7 +73,7 @@ def decode_attention(
     )
     lse2 = torch.empty(num_splits, batch * heads, n_queries, device=q.device, dtype=torch.float32)
     pad = padding_rows(key_padding_mask, q)
-    grid = (triton.cdiv(n_queries, DECODE_BLOCK_M), batch * heads, num_splits)
+    grid = (triton.cdiv(n_queries, block_m), batch * heads, num_splits)
     attn_fwd[grid](
         q,
         k_cache,
@@ -96,9 +97,10 @@ def decode_attention(
         CAUSAL=causal,
         HAS_PAD=key_padding_mask is not None,
         PRECISION=dot_precision(q.dtype),
-        BLOCK_M=DECODE_BLOCK_M,
-        BLOCK_N=DECODE_BLOCK_N,
-        num_warps=DECODE_NUM_WARPS,
+        BLOCK_M=block_m,
+        BLOCK_N=block_n,
+        num_warps=num_warps,
+        num_stages=num_stages,
     )
     out = combine_splits(parts, lse2.view(num_splits, batch, heads, n_queries))
     return out[..., :value_dim].to(q.dtype)

@@ -30,10 +30,9 @@ WIDEN_BF16_DOTS: tl.constexpr = tl.constexpr(os.environ.get("TRITON_INTERPRET", 
 @triton.jit
 def _dot(a, b, acc, PRECISION: tl.constexpr):
     """a @ b (+ acc) with fp32 accumulation."""
-    if WIDEN_BF16_DOTS:
-        if a.dtype == tl.bfloat16:
-            a = a.to(tl.float32)
-            b = b.to(tl.float32)
+    if WIDEN_BF16_DOTS and a.dtype == tl.bfloat16:
+        a = a.to(tl.float32)
+        b = b.to(tl.float32)
     return tl.dot(a, b, acc, input_precision=PRECISION)
 
 
