@@ -10,8 +10,9 @@ Two CSVs, one row per measurement, with the device name and torch/triton version
   `kernel`) and the materialised score table ("naive", the reference backend). Columns: median
   time, TFLOP/s (FlashAttention's count: 4 B H N^2 d for the forward, halved when causal, x3.5 for
   forward+backward), peak memory above the inputs (CUDA only; CPU has no allocator statistics),
-  the bytes autograd saves for the backward pass, and the forward output's max abs error against
-  the fp32 reference.
+  also per sequence (the batch is `tokens // N`, so memory against N is read per sequence: linear
+  for a fused kernel, quadratic for the materialised table), the bytes autograd saves for the
+  backward pass, and the forward output's max abs error against the fp32 reference.
 - decode: generating `new_tokens` tokens after a prompt, one query per step against a KV cache of
   everything so far ("kv_cache"), vs recomputing causal attention over the whole sequence every
   step and keeping the last row ("recompute"); total time, time per token, speed-up, and the max
@@ -209,12 +210,14 @@ def measure_attention(
                 fn = run_attention(setting, backend, passes, q, k, v)
                 ms = median_ms(fn, device, repeats)
                 flops = setting.forward_flops() * (3.5 if passes == "forward_backward" else 1.0)
+                peak = peak_mib(fn, device)
                 yield {
                     **base,
                     "pass": passes,
                     "time_ms": ms,
                     "tflops": flops / ms / 1e9,
-                    "peak_mem_mib": peak_mib(fn, device),
+                    "peak_mem_mib": peak,
+                    "peak_mem_per_seq_mib": peak / setting.batch,
                     "saved_for_backward_mib": saved_for_backward_mib(fn)
                     if passes == "forward_backward"
                     else 0.0,
@@ -321,6 +324,7 @@ ATTENTION_COLUMNS = [
     "time_ms",
     "tflops",
     "peak_mem_mib",
+    "peak_mem_per_seq_mib",
     "saved_for_backward_mib",
     "max_abs_err",
     "status",

@@ -12,11 +12,12 @@ BENCH_CSVS = expand(
 
 
 def bench_options(device):
-    """config["bench"][device] as CLI options of softlookup.bench."""
+    """config["bench"][device] as CLI options of softlookup.bench (causal: true -> --causal true)."""
     options = []
     for key, value in config["bench"].get(device, {}).items():
         values = value if isinstance(value, list) else [value]
-        options.append(f"--{key.replace('_', '-')} " + " ".join(str(v) for v in values))
+        text = " ".join(str(v).lower() if isinstance(v, bool) else str(v) for v in values)
+        options.append(f"--{key.replace('_', '-')} {text}")
     return " ".join(options)
 
 
