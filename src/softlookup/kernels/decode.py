@@ -16,9 +16,8 @@ from .flash import LOG2E, dot_precision, pad_head_dim, padding_rows, strides, ti
 from .flash_configs import INTERPRETING, decode_tile
 from .flash_kernels import attn_fwd
 
-DECODE_MAX_QUERIES = (
-    16  # `attention(backend="triton")` sends calls with at most this many queries here
-)
+# `attention(backend="triton")` sends calls with at most this many queries (and no grad) here
+DECODE_MAX_QUERIES = 16
 MIN_KEYS_PER_SPLIT = 256  # below this a split costs more to launch and combine than it saves
 WAVES = 2  # aim for this many programs per streaming multiprocessor
 

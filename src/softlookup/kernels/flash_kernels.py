@@ -5,8 +5,8 @@ and streams the other side through it block by block. Scores live in the base-2 
 (`qk * scale * log2(e)`), so the softmax uses exp2 and the saved log-sum-exp `lse2` is base 2.
 
 Masking, shared by every kernel: query i of Nq sits at key position i + (Nk - Nq) (causal masking
-aligned to the end), keys past Nk and keys flagged in the padding row are never read. A query that
-may read no key gets a zero output and `lse2 = -inf`. Blocks that need no score mask (every key in
+aligned to the end); keys past Nk and keys flagged in the padding row never contribute. A query
+that may read no key gets a zero output and `lse2 = -inf`. Blocks that need no score mask (every key in
 range and visible to every query of the block) run through an unmasked loop; the rest through a
 masked one.
 
