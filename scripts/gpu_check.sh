@@ -6,7 +6,8 @@
 #      kernel vs torch's flash SDPA vs the materialised table; decoding with a KV cache.
 # Writes attention_cuda.csv, decode_cuda.csv, parity.xml and the logs to $OUT when set, else to
 # benchmarks/gpu/<device name>/ (commit those; see benchmarks/README.md).
-# Exits non-zero when the parity tests fail; the benchmark still runs.
+# Exits non-zero when the parity tests fail; the benchmark still runs. Time limits: tests 180 s,
+# benchmark 270 s (its CSVs are written row by row, so a cut-short run keeps what it measured).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,12 +26,12 @@ mkdir -p "$dest"
 echo "gpu_check: $device_name -> $dest"
 
 # 1. parity: one tile shape per kernel (no autotuning), so the many test shapes compile fast
-SOFTLOOKUP_AUTOTUNE=0 timeout 200 "$python" -m pytest -q -p no:cacheprovider tests/test_kernels.py \
+SOFTLOOKUP_AUTOTUNE=0 timeout 180 "$python" -m pytest -q -p no:cacheprovider tests/test_kernels.py \
   --junitxml "$dest/parity.xml" 2>&1 | tee "$dest/parity.log"
 tests_status=${PIPESTATUS[0]}
 
 # 2. benchmark (autotuned kernels)
-timeout 330 "$python" -m softlookup.bench --device cuda \
+timeout 270 "$python" -m softlookup.bench --device cuda \
   --out "$dest/attention_cuda.csv" --decode-out "$dest/decode_cuda.csv" \
   --seq-lens 1024 2048 4096 8192 16384 --head-dims 64 128 --dtype bfloat16 --causal both \
   --tokens 16384 --model-dim 2048 --naive-max-len 8192 \

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import itertools
 import math
 import platform
 import statistics
@@ -352,12 +353,19 @@ DECODE_COLUMNS = [
 ]
 
 
-def write_csv(path: Path, columns: list[str], rows: list[dict]) -> None:
+@contextlib.contextmanager
+def csv_rows(path: Path, columns: list[str]) -> Iterator[Callable[[dict], None]]:
+    """A function writing one row at a time, flushed, so a run cut short keeps what it measured."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=columns, restval="")
         writer.writeheader()
-        writer.writerows(rows)
+
+        def write(row: dict) -> None:
+            writer.writerow(row)
+            f.flush()
+
+        yield write
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -409,30 +417,27 @@ def main(argv: list[str] | None = None) -> None:
     env = environment(device)
     causal_values = {"both": (False, True), "true": (True,), "false": (False,)}[args.causal]
 
-    rows = []
-    for head_dim in args.head_dims:
-        for seq_len in args.seq_lens:
-            for causal in causal_values:
-                batch = max(1, args.tokens // seq_len)
-                setting = Setting(
-                    batch, args.model_dim // head_dim, seq_len, head_dim, args.dtype, causal
-                )
-                for backend in args.backends:
-                    for row in measure_attention(
-                        setting, backend, device, args.repeats, args.naive_max_len
-                    ):
-                        rows.append({**env, **row})
-                        print(
-                            f"{backend:10s} {row['pass']:16s} N={seq_len:6d} d={head_dim:3d} "
-                            f"causal={causal!s:5s} {row.get('time_ms', math.nan):9.3f} ms "
-                            f"{row.get('tflops', math.nan):7.2f} TFLOP/s {row['status']}",
-                            flush=True,
-                        )
-    write_csv(args.out, ATTENTION_COLUMNS, rows)
+    with csv_rows(args.out, ATTENTION_COLUMNS) as write:
+        for head_dim, seq_len, causal in itertools.product(
+            args.head_dims, args.seq_lens, causal_values
+        ):
+            batch = max(1, args.tokens // seq_len)
+            heads = args.model_dim // head_dim
+            setting = Setting(batch, heads, seq_len, head_dim, args.dtype, causal)
+            for backend in args.backends:
+                for row in measure_attention(
+                    setting, backend, device, args.repeats, args.naive_max_len
+                ):
+                    write({**env, **row})
+                    print(
+                        f"{backend:10s} {row['pass']:16s} N={seq_len:6d} d={head_dim:3d} "
+                        f"causal={causal!s:5s} {row.get('time_ms', math.nan):9.3f} ms "
+                        f"{row.get('tflops', math.nan):7.2f} TFLOP/s {row['status']}",
+                        flush=True,
+                    )
 
-    decode_rows = []
-    for head_dim in args.head_dims:
-        for backend in args.backends:
+    with csv_rows(args.decode_out, DECODE_COLUMNS) as write:
+        for head_dim, backend in itertools.product(args.head_dims, args.backends):
             for row in measure_decode(
                 backend,
                 device,
@@ -444,13 +449,12 @@ def main(argv: list[str] | None = None) -> None:
                 args.decode_new_tokens,
                 args.repeats,
             ):
-                decode_rows.append({**env, **row})
+                write({**env, **row})
                 print(
                     f"decode {backend:10s} {row['mode']:9s} d={head_dim:3d} "
                     f"{row.get('ms_per_token', math.nan):8.3f} ms/token {row['status']}",
                     flush=True,
                 )
-    write_csv(args.decode_out, DECODE_COLUMNS, decode_rows)
 
 
 if __name__ == "__main__":
