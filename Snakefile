@@ -15,6 +15,8 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/bench.smk"
+include: "workflow/rules/probes.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/paper.smk"
 
@@ -23,4 +25,7 @@ rule all:
     input:
         "results/tables/scores.csv",
         FIGURES,
+        PROBE_FIGURES,
+        BENCH_CSVS,
+        CLAIMS_OUTPUTS,
         "paper/paper.pdf",

@@ -23,6 +23,7 @@ COLUMNS = [
     "ci_low",
     "ci_high",
     "status",
+    "device",
     "sentences",
     "signature",
 ]
@@ -59,7 +60,9 @@ def run_rows(run_id: str, settings: dict, run_dir: Path, test_sets: list[str]) -
     if meta["status"] != "ok":  # a diverged run's translations mean nothing: record no scores
         scored = table.test_set != "train"
         table.loc[scored, ["value", "ci_low", "ci_high"]] = float("nan")
-    return table.assign(run_id=run_id, status=meta["status"], **settings)
+    return table.assign(
+        run_id=run_id, status=meta["status"], device=meta["environment"]["device"], **settings
+    )
 
 
 def collect(runs: dict[str, dict], results_dir: Path, test_sets: list[str]) -> pd.DataFrame:

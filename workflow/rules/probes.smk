@@ -21,87 +21,17 @@ def probe_options(probe):
     return " ".join(options)
 
 
-def bench_csvs():
-    """Benchmark CSVs this config's bench rules write (BENCH_CSVS, from bench.smk), if any: the
-    ledger reads whatever is in results/bench, and reruns when these change."""
-    return globals().get("BENCH_CSVS", [])
-
-
-rule probe_worked_examples:
+rule probe:
     output:
-        "results/probes/worked_examples.csv",
+        "results/probes/{probe}.csv",
     log:
-        "results/logs/probes/worked_examples.log",
+        "results/logs/probes/{probe}.log",
+    wildcard_constraints:
+        probe="|".join(PROBES),
     params:
-        options=probe_options("worked_examples"),
+        options=lambda wildcards: probe_options(wildcards.probe),
     shell:
-        "{PYTHON}.probes.worked_examples --out {output} {params.options} > {log} 2>&1"
-
-
-rule probe_spread:
-    output:
-        "results/probes/spread.csv",
-    log:
-        "results/logs/probes/spread.log",
-    params:
-        options=probe_options("spread"),
-    shell:
-        "{PYTHON}.probes.spread --out {output} {params.options} > {log} 2>&1"
-
-
-rule probe_saturation:
-    output:
-        "results/probes/saturation.csv",
-    log:
-        "results/logs/probes/saturation.log",
-    params:
-        options=probe_options("saturation"),
-    shell:
-        "{PYTHON}.probes.saturation --out {output} {params.options} > {log} 2>&1"
-
-
-rule probe_order:
-    output:
-        "results/probes/order.csv",
-    log:
-        "results/logs/probes/order.log",
-    params:
-        options=probe_options("order"),
-    shell:
-        "{PYTHON}.probes.order --out {output} {params.options} > {log} 2>&1"
-
-
-rule probe_averaging:
-    output:
-        "results/probes/averaging.csv",
-    log:
-        "results/logs/probes/averaging.log",
-    params:
-        options=probe_options("averaging"),
-    shell:
-        "{PYTHON}.probes.averaging --out {output} {params.options} > {log} 2>&1"
-
-
-rule probe_diagnostics:
-    output:
-        "results/probes/diagnostics.csv",
-    log:
-        "results/logs/probes/diagnostics.log",
-    params:
-        options=probe_options("diagnostics"),
-    shell:
-        "{PYTHON}.probes.diagnostics --out {output} {params.options} > {log} 2>&1"
-
-
-rule probe_counting:
-    output:
-        "results/probes/counting.csv",
-    log:
-        "results/logs/probes/counting.log",
-    params:
-        options=probe_options("counting"),
-    shell:
-        "{PYTHON}.probes.counting --out {output} {params.options} > {log} 2>&1"
+        "{PYTHON}.probes.{wildcards.probe} --out {output} {params.options} > {log} 2>&1"
 
 
 rule probe_figures:
@@ -122,7 +52,7 @@ rule claims_ledger:
         claims="config/claims.yaml",
         probes=PROBE_CSVS,
         scores="results/tables/scores.csv",
-        bench=bench_csvs(),
+        bench=BENCH_CSVS,
     output:
         csv=report("results/claims/claims.csv", category="Claims"),
         table="results/claims/claims_table.tex",
