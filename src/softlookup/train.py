@@ -65,6 +65,7 @@ def seed_everything(seed: int) -> None:
     np.random.seed(seed)
     torch.manual_seed(seed)
     torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.set_flush_denormal(True)  # denormal optimizer states slow CPU arithmetic several-fold
 
 
 def learning_rate(step: int, total_steps: int, cfg: TrainConfig) -> float:
@@ -183,7 +184,9 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
             tokens += batch.target_tokens
             loss_sum += loss.item() * batch.target_tokens
             elapsed = time.perf_counter() - started
-            progress.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{tokens / elapsed:.0f}")
+            progress.set_postfix(
+                loss=f"{loss.item():.3f}", tok_s=f"{tokens / elapsed:.0f}", refresh=False
+            )
         if state["status"] == "diverged":
             break
         wall = time.perf_counter() - started
