@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from pathlib import Path
 
@@ -147,3 +148,107 @@ def test_latex_escaping():
     assert escape("2 -> 3 +- 1") == r"2 \ensuremath{\to} 3 \ensuremath{\pm} 1"
     assert escape("|x|") == r"\textbar{}x\textbar{}"
     assert macro_name("D8") == "DEight"
+
+
+# ---- the project's D7 and D8 checks, on benchmark CSVs shaped like bench.py's and
+# bench_generation.py's --------------------------------------------------------------------------
+
+SEQ_LENS = [1024, 2048, 4096]
+NEW_TOKENS = [25, 50, 100, 200]
+
+
+def attention_rows() -> pd.DataFrame:
+    """GPU kernel rows: the batch shrinks as n grows (a constant number of tokens), so the peak
+    memory of a fused kernel stays flat while its memory per sequence is linear in n."""
+    rows = []
+    for n, backend in itertools.product(SEQ_LENS, ["triton", "naive", "torch_sdpa"]):
+        batch = 16384 // n
+        per_seq = {"triton": 1e-3 * n, "naive": 1e-6 * n**2, "torch_sdpa": 1e-3 * n}[backend]
+        time_ms = {"triton": 1.0, "naive": 3.0, "torch_sdpa": 1.1}[backend] * n / 1024
+        rows.append({
+            "backend": backend, "pass": "forward", "batch": batch, "heads": 32, "seq_len": n,
+            "head_dim": 64, "dtype": "bfloat16", "causal": False, "time_ms": time_ms,
+            "peak_mem_mib": per_seq * batch, "peak_mem_per_seq_mib": per_seq,
+            "max_abs_err": 4e-3, "status": "ok",
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def decode_rows(dtype: str, difference: float) -> pd.DataFrame:
+    return pd.DataFrame(
+        {"mode": ["kv_cache", "recompute"], "dtype": dtype, "status": "ok",
+         "speedup_vs_recompute": [2.0, 1.0], "max_abs_diff_vs_recompute": difference}
+    )  # fmt: skip
+
+
+def generation_rows(speedups=(2.0, 2.5, 3.4, 4.4), identical=(True,) * 4) -> pd.DataFrame:
+    tokens = pd.Series(NEW_TOKENS)
+    return pd.DataFrame(
+        {"new_tokens": tokens, "batch": 1, "speedup": list(speedups), "identical": list(identical),
+         "max_abs_logprob_diff": 8e-6, "cache_bytes": 2 * 3 * 4 * 64 * 4 * tokens,
+         "last_step_cache_s": 0.005, "last_step_recompute_s": 1e-4 * tokens}
+    )  # fmt: skip
+
+
+def project_ledger(
+    tmp_path: Path, bench: dict[str, pd.DataFrame]
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The ledger rows (by id) and macros of config/claims.yaml's D7 and D8 on these bench files."""
+    document = yaml.safe_load((REPO / "config" / "claims.yaml").read_text())
+    document["claims"] = [claim for claim in document["claims"] if claim["id"] in ("D7", "D8")]
+    claims = tmp_path / "claims.yaml"
+    claims.write_text(yaml.safe_dump(document))
+    (tmp_path / "bench").mkdir()
+    for name, frame in bench.items():
+        frame.to_csv(tmp_path / "bench" / f"{name}.csv", index=False)
+    evidence = Evidence(tmp_path / "probes", tmp_path / "scores.csv", tmp_path / "bench")
+    table, numbers = build_ledger(claims, evidence)
+    return table.set_index("id"), numbers
+
+
+def test_d7_is_decided_by_generation_and_bf16_rounding_does_not_fail_it(tmp_path):
+    ledger, numbers = project_ledger(
+        tmp_path,
+        {
+            "generation_cpu": generation_rows(),
+            "decode_cpu": decode_rows("float32", 4e-7),
+            "decode_cuda": decode_rows("bfloat16", 4e-3),  # rounding alone, on a GPU
+        },
+    )
+    assert ledger.loc["D7", "verdict"] == "reproduced", ledger.loc["D7", "reason"]
+    assert numbers["GenerationSpeedupHundred"] == "3.40"
+    assert numbers["KvCacheMemorySlope"] == "1.000"
+    assert numbers["KvCacheMaxDifference"] == "4.0e-07"
+    assert "largest difference = 4.0e-03" in ledger.loc["D7", "measured_detail"]
+    assert ledger.loc["D7", "rule"] == "bench_generation bench_attention"
+
+
+@pytest.mark.parametrize(
+    "generation, failing",
+    [
+        (generation_rows(identical=(True, True, False, True)), "identical tokens"),
+        (generation_rows(speedups=(1.5, 2.0, 2.5, 3.5)), "at 100 new tokens"),
+    ],
+)
+def test_d7_fails_on_different_tokens_or_a_small_speedup(tmp_path, generation, failing):
+    ledger, _ = project_ledger(
+        tmp_path, {"generation_cpu": generation, "decode_cpu": decode_rows("float32", 4e-7)}
+    )
+    assert ledger.loc["D7", "verdict"] == "partly"
+    assert failing in ledger.loc["D7", "reason"]
+
+
+def test_d8_memory_slopes_read_the_memory_per_sequence(tmp_path):
+    ledger, numbers = project_ledger(tmp_path, {"attention_cuda": attention_rows()})
+    assert numbers["FlashMemorySlope"] == "1.00"  # peak_mem_mib would give 0: flat
+    assert numbers["NaiveMemorySlope"] == "2.00"  # and 1 for the materialised table
+    assert ledger.loc["D8", "verdict"] == "reproduced", ledger.loc["D8", "reason"]
+
+
+def test_a_producer_mapping_must_name_every_benchmark(tmp_path):
+    document = yaml.safe_load((DATA / "claims_fixture.yaml").read_text())
+    document["producers"]["bench"] = {"elsewhere": "bench_elsewhere"}
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump(document))
+    with pytest.raises(ClaimsFileError, match=r"claim T9: producers.bench names no rule for"):
+        load_claims(path)

@@ -1,20 +1,26 @@
-# Kernel benchmarks (claims D7, D8): our Triton attention vs torch's SDPA vs the materialised score
-# table, and decoding with a KV cache vs recomputing, one pair of CSVs per device in
-# config["bench"]["devices"]. The options for a device are config["bench"][device], passed to
-# `python -m softlookup.bench` as CLI options (seq_lens: [128, 256] -> --seq-lens 128 256).
-# The cuda variant asks the executor for one GPU (slurm: `gpu=1`, i.e. --gpus=1; a cluster that
-# wants --gres instead can set `slurm_extra: "'--gres=gpu:1'"` for bench_attention in its profile).
+# Benchmarks (claims D7, D8), CSVs per device in config["bench"]["devices"]:
+# - bench_attention: our Triton attention vs torch's SDPA vs the materialised score table, and
+#   decoding one attention with a KV cache vs recomputing (kernel level); options
+#   config["bench"][device], passed to `python -m softlookup.bench` as CLI options
+#   (seq_lens: [128, 256] -> --seq-lens 128 256);
+# - bench_generation: greedy generation by a whole random-weight Transformer with its KV cache vs
+#   recomputing the prefix (model level); options config["bench"]["generation"] (optional: the
+#   defaults of `python -m softlookup.bench_generation` are config.yaml's transformer dims).
+# The cuda variants ask the executor for one GPU (slurm: `gpu=1`, i.e. --gpus=1; a cluster that
+# wants --gres instead can set `slurm_extra: "'--gres=gpu:1'"` for these rules in its profile).
 
 BENCH_DEVICES = config["bench"]["devices"]
 BENCH_CSVS = expand(
-    "results/bench/{kind}_{device}.csv", kind=["attention", "decode"], device=BENCH_DEVICES
+    "results/bench/{kind}_{device}.csv",
+    kind=["attention", "decode", "generation"],
+    device=BENCH_DEVICES,
 )
 
 
-def bench_options(device):
-    """config["bench"][device] as CLI options of softlookup.bench (causal: true -> --causal true)."""
+def bench_options(options_by_key):
+    """A config mapping as CLI options (new_tokens: [25, 50] -> --new-tokens 25 50; true -> true)."""
     options = []
-    for key, value in config["bench"].get(device, {}).items():
+    for key, value in options_by_key.items():
         values = value if isinstance(value, list) else [value]
         text = " ".join(str(v).lower() if isinstance(v, bool) else str(v) for v in values)
         options.append(f"--{key.replace('_', '-')} {text}")
@@ -30,10 +36,27 @@ rule bench_attention:
     wildcard_constraints:
         device="cpu|cuda",
     params:
-        options=lambda wildcards: bench_options(wildcards.device),
+        options=lambda wildcards: bench_options(config["bench"].get(wildcards.device, {})),
     threads: config["bench"]["threads"]
     resources:
         gpu=lambda wildcards: int(wildcards.device == "cuda"),
     shell:
         "{PYTHON}.bench --device {wildcards.device} --out {output.attention}"
         " --decode-out {output.decode} --threads {threads} {params.options} > {log} 2>&1"
+
+
+rule bench_generation:
+    output:
+        report("results/bench/generation_{device}.csv", category="Generation benchmarks"),
+    log:
+        "results/logs/bench/generation_{device}.log",
+    wildcard_constraints:
+        device="cpu|cuda",
+    params:
+        options=bench_options(config["bench"].get("generation", {})),
+    threads: config["bench"]["threads"]
+    resources:
+        gpu=lambda wildcards: int(wildcards.device == "cuda"),
+    shell:
+        "{PYTHON}.bench_generation --device {wildcards.device} --out {output}"
+        " --threads {threads} {params.options} > {log} 2>&1"

@@ -21,6 +21,7 @@ SCORES_COLUMNS = {
     "model", "sweep", "sweep_value", "test_set", "bucket", "metric", "value", "ci_low", "ci_high",
     "status",
 }  # fmt: skip
+BOOLEAN_CELLS = {"true": 1.0, "false": 0.0}
 
 
 @dataclass(frozen=True)
@@ -171,15 +172,13 @@ def evaluate_bench(check: NumericCheck, evidence: Evidence) -> Outcome:
     numerator = _select(frame, check.where)
     if isinstance(numerator, str):
         return pending(check.label, f"{path}: {numerator}", output)
-    series = pd.to_numeric(numerator[check.column], errors="coerce")
+    series = _numbers(numerator[check.column])
     if check.ratio_to is not None:
         denominator = _select(frame, {**check.where, **check.ratio_to})
         if isinstance(denominator, str):
             return pending(check.label, f"{path}: {denominator}", output)
         joined = numerator.merge(denominator, on=list(check.join), suffixes=("", "_denominator"))
-        series = pd.to_numeric(joined[check.column], errors="coerce") / pd.to_numeric(
-            joined[f"{check.column}_denominator"], errors="coerce"
-        )
+        series = _numbers(joined[check.column]) / _numbers(joined[f"{check.column}_denominator"])
         numerator = joined
     series = series.dropna()
     if series.empty:
@@ -188,6 +187,12 @@ def evaluate_bench(check: NumericCheck, evidence: Evidence) -> Outcome:
     if isinstance(value, str):
         return pending(check.label, f"{path}: {value}", output)
     return compare_number(check, value, output)
+
+
+def _numbers(column: pd.Series) -> pd.Series:
+    """Bench cells as numbers: True/False (yes-no columns) as 1/0, anything unparsable as NaN."""
+    as_numbers = column.map(lambda cell: BOOLEAN_CELLS.get(str(cell).lower(), cell))
+    return pd.to_numeric(as_numbers, errors="coerce")
 
 
 def _aggregate(check: NumericCheck, rows: pd.DataFrame, series: pd.Series) -> float | str:
@@ -199,7 +204,7 @@ def _aggregate(check: NumericCheck, rows: pd.DataFrame, series: pd.Series) -> fl
         return float(getattr(series, check.aggregate)())
     if check.x not in rows.columns:
         return f"column {check.x!r} absent"
-    x = pd.to_numeric(rows[check.x], errors="coerce")
+    x = _numbers(rows[check.x])
     points = pd.DataFrame({"x": x, "y": series}).dropna().groupby("x").y.mean()
     points = points[(points.index > 0) & (points > 0)]
     if len(points) < 2:

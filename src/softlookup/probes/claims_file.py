@@ -5,10 +5,13 @@ A check names where its measured number comes from:
   optionally divided by another row of the same quantity (`ratio_to`: settings that differ);
   `grid` expands one check into a row or matrix of figures;
 - scores: two selections of results/tables/scores.csv compared with their bootstrap intervals;
-- bench: a column of results/bench/<bench>_<device>.csv, filtered, aggregated (max, min, mean,
-  the log-log slope against another column) or divided by another filtered selection.
+- bench: a column of results/bench/<bench>_<device>.csv (True/False read as 1/0), filtered,
+  aggregated (max, min, mean, the log-log slope against another column) or divided by another
+  filtered selection.
 Numeric checks use op approx (|measured - expected| <= tolerance, or relative), above, below,
 or report (shown, never part of the verdict).
+The file's `producers` map names the Snakemake rule writing each kind of evidence: a pattern
+("probe_{name}"), or a mapping from evidence name to rule where the two do not pair by name.
 """
 
 from __future__ import annotations
@@ -108,7 +111,21 @@ def load_claims(path: Path) -> tuple[list[Claim], dict]:
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise ClaimsFileError(f"{path}: duplicate claim ids {duplicates}")
+    _check_producers(path, producers, claims)
     return claims, producers
+
+
+def _check_producers(path: Path, producers: dict, claims: list[Claim]) -> None:
+    """A producer is a rule pattern ("probe_{name}") or a mapping name -> rule naming every name
+    the checks use."""
+    for claim in claims:
+        for check in claim.checks:
+            rules = producers.get(getattr(check, "kind", "scores"))
+            if isinstance(rules, dict) and check.name not in rules:
+                raise ClaimsFileError(
+                    f"{path}: claim {claim.id}: producers.{check.kind} names no rule for"
+                    f" {check.name!r} (it has {sorted(rules)})"
+                )
 
 
 def _claim(path: Path, entry: dict) -> Claim:

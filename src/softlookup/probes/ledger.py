@@ -38,10 +38,12 @@ def environment() -> dict[str, str]:
 
 
 def producer(check: NumericCheck | ScoresCheck, producers: dict) -> str:
-    """The Snakemake rule that writes the check's evidence, from the claims file's map."""
+    """The Snakemake rule that writes the check's evidence, from the claims file's map: a pattern
+    ("probe_{name}") or, where rules and outputs do not pair by name, a mapping name -> rule."""
     kind = "scores" if isinstance(check, ScoresCheck) else check.kind
     name = "" if isinstance(check, ScoresCheck) else check.name
-    return str(producers.get(kind, kind)).format(name=name)
+    rule = producers.get(kind, kind)
+    return str(rule[name]) if isinstance(rule, dict) else str(rule).format(name=name)
 
 
 def judge(claim: Claim, evidence: Evidence, producers: dict) -> tuple[dict, dict[str, str]]:

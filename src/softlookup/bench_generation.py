@@ -1,0 +1,268 @@
+"""Greedy generation with the KV cache vs recomputing the prefix, on a whole Transformer (D7).
+
+    python -m softlookup.bench_generation --device cpu --out results/bench/generation_cpu.csv \\
+        --new-tokens 25 50 100 200 --batch 1 --repeats 3
+
+A Transformer built by `softlookup.models.build_model` with seeded random weights (dims default to
+config/config.yaml's `models.transformer`) translates a batch of random source sentences. Both ways
+run the model's own step API, `start_decoding(src, use_cache)` then `decode_step` once per token:
+with the cache each step feeds one token and appends its keys/values; without it each step reruns
+the decoder over the whole prefix. The loop here is greedy search that never stops early: an
+untrained model may pick EOS at any step, so the benchmark's own loop picks the best ordinary
+token (PAD, BOS and EOS excluded) and every run makes exactly `new_tokens` steps. The model code
+is untouched.
+
+One row per (new_tokens) setting: total time of each way (median over repeats, encoder included),
+speed-up, whether the two ways generated identical tokens, the largest log-probability difference
+over the steps both ways were fed the same tokens, the KV cache's size at the end (self-attention
+keys and values: 2 x layers x batch x heads x d_k x tokens numbers; the cross-attention keys and
+values are computed once per sentence and reported apart), and the time of the first and of the
+last step of each way (medians over repeats): flat with the cache, growing with the prefix without.
+On CUDA every step is synchronised so that it can be timed alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .bench import csv_rows, environment, synchronize
+from .models import BOS, EOS, PAD, Transformer, build_model
+
+UNEMITTED = (PAD, BOS, EOS)  # never picked: each run makes exactly new_tokens steps
+COLUMNS = [
+    "device",
+    "device_name",
+    "torch_version",
+    "triton_version",
+    "threads",
+    "d_model",
+    "heads",
+    "d_k",
+    "layers",
+    "ffn_dim",
+    "vocab",
+    "src_len",
+    "batch",
+    "new_tokens",
+    "repeats",
+    "time_cache_s",
+    "time_recompute_s",
+    "speedup",
+    "identical",
+    "max_abs_logprob_diff",
+    "cache_bytes",
+    "cross_kv_bytes",
+    "first_step_cache_s",
+    "last_step_cache_s",
+    "first_step_recompute_s",
+    "last_step_recompute_s",
+]
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One greedy run: wall time in seconds, in total (encoder included) and per step."""
+
+    total_s: float
+    step_s: list[float]
+
+
+def build_random_transformer(
+    d_model: int, heads: int, ffn_dim: int, layers: int, vocab: int, max_len: int, seed: int
+) -> Transformer:
+    """An untrained Transformer in eval mode, weights drawn from torch's default init, seeded."""
+    torch.manual_seed(seed)
+    config = {
+        "arch": "transformer",
+        "d_model": d_model,
+        "heads": heads,
+        "ffn_dim": ffn_dim,
+        "enc_layers": layers,
+        "dec_layers": layers,
+        "max_len": max_len,
+    }
+    return build_model(config, vocab).eval()
+
+
+def random_source(batch: int, src_len: int, vocab: int, seed: int) -> torch.Tensor:
+    """(batch, src_len) ordinary token ids, no padding."""
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randint(EOS + 1, vocab, (batch, src_len), generator=generator)
+
+
+def next_tokens(log_probs: torch.Tensor) -> torch.Tensor:
+    """(N,V) log-probabilities -> (N,) the most probable ordinary token of each row."""
+    allowed = log_probs.index_fill(
+        -1, torch.tensor(UNEMITTED, device=log_probs.device), float("-inf")
+    )
+    return allowed.argmax(dim=-1)
+
+
+@torch.no_grad()
+def timed_generation(
+    model: Transformer, src: torch.Tensor, new_tokens: int, use_cache: bool
+) -> Timing:
+    """Greedy generation of new_tokens tokens per sentence, timed in total and step by step."""
+    device = src.device
+    synchronize(device)
+    start = time.perf_counter()
+    state = model.start_decoding(src, use_cache=use_cache)
+    tokens = torch.full((src.shape[0],), BOS, dtype=torch.long, device=device)  # (B,)
+    step_s = []
+    for _ in range(new_tokens):
+        synchronize(device)
+        step_start = time.perf_counter()
+        log_probs, state = model.decode_step(tokens, state)  # (B,V)
+        tokens = next_tokens(log_probs)
+        synchronize(device)
+        step_s.append(time.perf_counter() - step_start)
+    return Timing(time.perf_counter() - start, step_s)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Both ways run side by side, each fed its own greedy choices."""
+
+    identical: bool
+    max_abs_logprob_diff: float  # over the steps whose inputs were the same for both ways
+    cache_bytes: int  # self-attention keys and values held at the end
+    cross_kv_bytes: int  # cross-attention keys and values, computed once per sentence
+
+
+@torch.no_grad()
+def compare_ways(model: Transformer, src: torch.Tensor, new_tokens: int) -> Comparison:
+    """Generate with and without the cache in lockstep and compare what they produce."""
+    cached = model.start_decoding(src, use_cache=True)
+    recomputed = model.start_decoding(src, use_cache=False)
+    tokens_cached = tokens_recomputed = torch.full(
+        (src.shape[0],), BOS, dtype=torch.long, device=src.device
+    )  # (B,)
+    identical, difference = True, 0.0
+    for _ in range(new_tokens):
+        log_probs_cached, cached = model.decode_step(tokens_cached, cached)  # (B,V)
+        log_probs_recomputed, recomputed = model.decode_step(tokens_recomputed, recomputed)
+        if identical:  # both ways have read the same tokens so far
+            gap = (log_probs_cached - log_probs_recomputed).abs().max().item()
+            difference = max(difference, gap)
+        tokens_cached, tokens_recomputed = (
+            next_tokens(log_probs_cached),
+            next_tokens(log_probs_recomputed),
+        )
+        identical = identical and torch.equal(tokens_cached, tokens_recomputed)
+    return Comparison(
+        identical=identical,
+        max_abs_logprob_diff=difference,
+        cache_bytes=kv_bytes(cached["self_kv"]),
+        cross_kv_bytes=kv_bytes(cached["cross_kv"]),
+    )
+
+
+def kv_bytes(per_layer: list[tuple[torch.Tensor, torch.Tensor]]) -> int:
+    """Bytes of a per-layer list of (keys, values), each (B,heads,N,d_k)."""
+    return sum(keys.nbytes + values.nbytes for keys, values in per_layer)
+
+
+def measure(
+    model: Transformer, src: torch.Tensor, new_tokens: int, repeats: int
+) -> dict[str, float | bool | int]:
+    """The measured columns of one row; the comparison run doubles as the warm-up."""
+    comparison = compare_ways(model, src, new_tokens)
+    runs = {"cache": [], "recompute": []}
+    for _ in range(repeats):  # the two ways alternate, so drifts in machine load hit both
+        for way, use_cache in (("cache", True), ("recompute", False)):
+            runs[way].append(timed_generation(model, src, new_tokens, use_cache))
+    row = {}
+    for way, timings in runs.items():
+        row[f"time_{way}_s"] = statistics.median(t.total_s for t in timings)
+        row[f"first_step_{way}_s"] = statistics.median(t.step_s[0] for t in timings)
+        row[f"last_step_{way}_s"] = statistics.median(t.step_s[-1] for t in timings)
+    return {
+        **row,
+        "speedup": row["time_recompute_s"] / row["time_cache_s"],
+        "identical": comparison.identical,
+        "max_abs_logprob_diff": comparison.max_abs_logprob_diff,
+        "cache_bytes": comparison.cache_bytes,
+        "cross_kv_bytes": comparison.cross_kv_bytes,
+    }
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m softlookup.bench_generation", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("--device", choices=("cpu", "cuda"), required=True)
+    p.add_argument("--out", type=Path, required=True, help="CSV to write")
+    p.add_argument("--d-model", type=int, default=256)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--ffn-dim", type=int, default=1024)
+    p.add_argument("--layers", type=int, default=3, help="encoder and decoder layers each")
+    p.add_argument("--vocab", type=int, default=8000)
+    p.add_argument("--src-len", type=int, default=32, help="source tokens per sentence")
+    p.add_argument("--new-tokens", type=int, nargs="+", default=[25, 50, 100, 200])
+    p.add_argument("--batch", type=int, nargs="+", default=[1], help="sentences generated together")
+    p.add_argument("--repeats", type=int, default=3, help="timed runs of each way (median)")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda: torch sees no CUDA device")
+    for name in ("d_model", "heads", "ffn_dim", "layers", "vocab", "src_len", "repeats",
+                 "new_tokens", "batch"):  # fmt: skip
+        values = getattr(args, name)
+        if min(values if isinstance(values, list) else [values]) < 1:
+            p.error(f"--{name.replace('_', '-')} must be positive, got {values}")
+    if args.vocab <= EOS + 1:
+        p.error(f"--vocab {args.vocab} leaves no ordinary token after the specials")
+    if args.d_model % args.heads:
+        p.error(f"--d-model {args.d_model} is not a multiple of --heads {args.heads}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    model = build_random_transformer(
+        args.d_model,
+        args.heads,
+        args.ffn_dim,
+        args.layers,
+        args.vocab,
+        max(args.src_len, *args.new_tokens),
+        args.seed,
+    ).to(device)
+    settings = {
+        **environment(device),
+        "threads": args.threads,
+        "d_model": args.d_model,
+        "heads": args.heads,
+        "d_k": args.d_model // args.heads,
+        "layers": args.layers,
+        "ffn_dim": args.ffn_dim,
+        "vocab": args.vocab,
+        "src_len": args.src_len,
+        "repeats": args.repeats,
+    }
+    with csv_rows(args.out, COLUMNS) as write:
+        for batch, new_tokens in itertools.product(args.batch, args.new_tokens):
+            src = random_source(batch, args.src_len, args.vocab, args.seed).to(device)  # (B,S)
+            measured = measure(model, src, new_tokens, args.repeats)
+            row = {**settings, "batch": batch, "new_tokens": new_tokens, **measured}
+            write(row)
+            print(
+                f"generation batch {batch:3d}, {new_tokens:4d} tokens: cache {row['time_cache_s']:.3f} s,"
+                f" recompute {row['time_recompute_s']:.3f} s, x{row['speedup']:.2f},"
+                f" identical={row['identical']}, cache {row['cache_bytes'] / 2**20:.2f} MiB",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
