@@ -12,12 +12,13 @@ untrained model may pick EOS at any step, so the benchmark's own loop picks the 
 token (PAD, BOS and EOS excluded) and every run makes exactly `new_tokens` steps. The model code
 is untouched.
 
-One row per (new_tokens) setting: total time of each way (median over repeats, encoder included),
-speed-up, whether the two ways generated identical tokens, the largest log-probability difference
-over the steps both ways were fed the same tokens, the KV cache's size at the end (self-attention
-keys and values: 2 x layers x batch x heads x d_k x tokens numbers; the cross-attention keys and
-values are computed once per sentence and reported apart), and the time of the first and of the
-last step of each way (medians over repeats): flat with the cache, growing with the prefix without.
+One row per (batch, new_tokens) setting: total time of each way (median over repeats, encoder
+included), speed-up, whether the two ways generated identical tokens, the largest log-probability
+difference over the steps both ways were fed the same tokens, the KV cache's size at the end
+(self-attention keys and values: 2 x layers x batch x heads x d_k x tokens numbers; the
+cross-attention keys and values are computed once per sentence and reported apart), and the time
+of the first and of the last step of each way (medians over repeats): flat with the cache, growing
+with the prefix without.
 On CUDA every step is synchronised so that it can be timed alone.
 """
 
@@ -257,8 +258,9 @@ def main(argv: list[str] | None = None) -> None:
             row = {**settings, "batch": batch, "new_tokens": new_tokens, **measured}
             write(row)
             print(
-                f"generation batch {batch:3d}, {new_tokens:4d} tokens: cache {row['time_cache_s']:.3f} s,"
-                f" recompute {row['time_recompute_s']:.3f} s, x{row['speedup']:.2f},"
+                f"generation batch {batch:3d}, {new_tokens:4d} tokens:"
+                f" cache {row['time_cache_s']:.3f} s, recompute {row['time_recompute_s']:.3f} s,"
+                f" x{row['speedup']:.2f},"
                 f" identical={row['identical']}, cache {row['cache_bytes'] / 2**20:.2f} MiB",
                 flush=True,
             )

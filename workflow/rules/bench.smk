@@ -18,7 +18,7 @@ BENCH_CSVS = expand(
 
 
 def bench_options(options_by_key):
-    """A config mapping as CLI options (new_tokens: [25, 50] -> --new-tokens 25 50; true -> true)."""
+    """A config mapping as CLI options (new_tokens: [25, 50] -> --new-tokens 25 50, bools lower)."""
     options = []
     for key, value in options_by_key.items():
         values = value if isinstance(value, list) else [value]
