@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from snakemake.utils import update_config
 
 from .corpora import ROOT, mirror
 
@@ -35,6 +36,13 @@ def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+def merged_config(workdir: Path) -> dict:
+    """config/test.yaml over config/config.yaml, as Snakemake merges them."""
+    config = yaml.safe_load((workdir / "config" / "config.yaml").read_text())
+    update_config(config, yaml.safe_load((workdir / "config" / "test.yaml").read_text()))
+    return config
+
+
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
     workdir = copy_project(tmp_path_factory.mktemp("workflow"))
@@ -51,8 +59,12 @@ def test_workflow_builds_the_paper_tables_and_figure(finished_run):
     assert figure.read_bytes()[:5] == b"%PDF-"
 
     scores = pd.read_csv(finished_run / "results" / "tables" / "scores.csv")
-    config = yaml.safe_load((finished_run / "config" / "test.yaml").read_text())
-    runs = {f"{name}-s1" for name in config["models"]} | {"transformer.heads-1-s1"}
+    config = merged_config(finished_run)
+    runs = {f"{name}-s1" for name in config["models"]} | {
+        f"{sweep['model']}.{key}-{str(value).lower()}-s1"
+        for key, sweep in config["sweeps"].items()
+        for value in sweep["values"]
+    }
     assert set(scores.run_id) == runs
     overall = scores[(scores.bucket == "all") & scores.metric.isin(["bleu", "chrf"])]
     assert len(overall) == len(runs) * len(config["evaluate"]["test_sets"]) * 2
@@ -61,6 +73,16 @@ def test_workflow_builds_the_paper_tables_and_figure(finished_run):
     assert overall.signature.str.contains("nrefs:1").all()
     assert (scores[scores.metric == "train_tokens_per_s"].value > 0).all()
     assert set(scores.status) == {"ok"}
+
+    claims = pd.read_csv(finished_run / "results" / "claims" / "claims.csv")
+    ids = {
+        f"{family}{n}"
+        for family, count in (("A", 8), ("B", 5), ("C", 3), ("D", 8))
+        for n in range(1, count + 1)
+    }
+    assert set(claims.id) == ids
+    assert claims.verdict.isin(["reproduced", "partly", "not reproduced", "pending"]).all()
+    assert (claims[claims.id.str.match(r"[AC]")].verdict == "reproduced").all()
 
     numbers = (finished_run / "results" / "paper" / "generated" / "numbers.tex").read_text()
     assert "\\newcommand{\\PairsTrain}{400}" in numbers
@@ -84,14 +106,14 @@ def planned_jobs(dry_run_output: str) -> dict[str, int]:
 @pytest.mark.workflow
 def test_adding_a_sweep_value_adds_only_its_jobs(finished_run):
     config = yaml.safe_load((finished_run / "config" / "test.yaml").read_text())
-    config["sweeps"]["heads"]["values"].append(4)
+    config["sweeps"] = {"heads": {"model": "sweep_transformer", "key": "heads", "values": [1, 4]}}
     extended = finished_run / "config" / "extended.yaml"
     extended.write_text(yaml.safe_dump(config))
     result = snakemake(finished_run, "--configfile", str(extended), "--dry-run")
     jobs = planned_jobs(result.stdout)
     assert (jobs["train"], jobs["translate"], jobs["score"]) == (1, 2, 2)
     assert "prepare_corpus" not in jobs and "train_bpe" not in jobs
-    assert "results/runs/transformer.heads-4-s1/model.pt" in result.stdout
+    assert "results/runs/sweep_transformer.heads-4-s1/model.pt" in result.stdout
 
 
 def test_a_malformed_config_fails_before_any_job_naming_the_key(tmp_path):

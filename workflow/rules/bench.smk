@@ -45,6 +45,17 @@ rule bench_attention:
         " --decode-out {output.decode} --threads {threads} {params.options} > {log} 2>&1"
 
 
+def generation_options():
+    """The benchmarked Transformer has the config's `transformer` dimensions and BPE vocabulary,
+    unless config["bench"]["generation"] says otherwise."""
+    model = config["models"].get("transformer", {})
+    dims = {key: model[key] for key in ("d_model", "heads", "ffn_dim") if key in model}
+    if "dec_layers" in model:
+        dims["layers"] = model["dec_layers"]
+    dims["vocab"] = config["data"]["bpe_vocab_size"]
+    return bench_options({**dims, **config["bench"].get("generation", {})})
+
+
 rule bench_generation:
     output:
         report("results/bench/generation_{device}.csv", category="Generation benchmarks"),
@@ -53,7 +64,7 @@ rule bench_generation:
     wildcard_constraints:
         device="cpu|cuda",
     params:
-        options=bench_options(config["bench"].get("generation", {})),
+        options=generation_options(),
     threads: config["bench"]["threads"]
     resources:
         gpu=lambda wildcards: int(wildcards.device == "cuda"),
