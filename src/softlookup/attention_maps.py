@@ -192,14 +192,19 @@ def example_panels(model: torch.nn.Module, batch: Batch) -> dict[str, torch.Tens
     return panels
 
 
+def message_figure(title: str, message: str):
+    """A figure that only says why there is nothing to draw."""
+    fig, ax = plt.subplots(figsize=(4, 1.2))
+    ax.set_title(title, fontsize=9)
+    ax.text(0.5, 0.5, message, ha="center", va="center")
+    ax.axis("off")
+    return fig
+
+
 def alignment_figure(title: str, panels: dict[str, torch.Tensor], src: list[str], tgt: list[str]):
     """Heatmaps of (T,S) weights: rows the target pieces predicted, columns the source pieces."""
     if not panels:
-        fig, ax = plt.subplots(figsize=(4, 1.2))
-        ax.set_title(f"{title}: no attention", fontsize=9)
-        ax.text(0.5, 0.5, "this model has no attention weights", ha="center", va="center")
-        ax.axis("off")
-        return fig
+        return message_figure(f"{title}: no attention", "this model has no attention weights")
     width = max(2.5, 0.22 * len(src) + 0.8)
     height = max(2.0, 0.2 * len(tgt) + 1.0)
     fig, axes = plt.subplots(
@@ -277,7 +282,7 @@ def main(argv: list[str] | None = None) -> None:
     status, train_config = run_status(args.run_dir)
     if status != "ok":  # a diverged run is not analysed (nor translated): its weights mean nothing
         table = pd.DataFrame([[run, "none", status, 1.0]], columns=CSV_COLUMNS)
-        fig = alignment_figure(f"{run} ({status})", {}, [], [])
+        fig = message_figure(f"{run}: {status}, no attention maps", "its weights are not analysed")
     else:
         sp = bpe.load(args.spm)
         model = load_model(args.run_dir / "model.pt")
@@ -299,6 +304,7 @@ def main(argv: list[str] | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out_csv, index=False)
     fig.savefig(args.out_figure, bbox_inches="tight")
+    plt.close(fig)
     print(f"{run}: {len(table)} rows -> {args.out_csv}; figure -> {args.out_figure}")
 
 

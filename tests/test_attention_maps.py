@@ -1,0 +1,206 @@
+"""Attention maps of saved translators: normalised entropies, padding, the no-attention case, and
+the CSV, figure and macros the workflow reads."""
+
+import json
+import re
+
+import pandas as pd
+import pytest
+import torch
+
+from softlookup import attention_macros, attention_maps
+from softlookup.checkpoints import save_atomic
+from softlookup.data.batching import make_batches
+from softlookup.data.bpe import train_bpe
+from softlookup.data.prepare import prepare
+from softlookup.models import build_model
+from softlookup.train import model_file
+
+from .corpora import mirror
+
+TEST_SET = "test_2016_flickr"
+MODELS = {
+    "gru_additive-s1": {
+        "arch": "gru",
+        "attention": "additive",
+        "emb_dim": 16,
+        "hidden_dim": 16,
+        "dropout": 0.0,
+    },
+    "transformer-s1": {
+        "arch": "transformer",
+        "d_model": 16,
+        "heads": 2,
+        "ffn_dim": 32,
+        "enc_layers": 1,
+        "dec_layers": 2,
+        "dropout": 0.0,
+        "max_len": 80,
+    },
+    "gru_none-s1": {
+        "arch": "gru",
+        "attention": "none",
+        "emb_dim": 16,
+        "hidden_dim": 16,
+        "dropout": 0.0,
+    },
+}
+ENTROPY = re.compile(r"entropy_")
+SHARE = re.compile(r"_share$")
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    data_dir = tmp_path_factory.mktemp("data")
+    prepare(
+        mirror() / "multi30k",
+        data_dir,
+        src="de",
+        tgt="en",
+        splits={"train": "train", TEST_SET: TEST_SET},
+        max_train_pairs=80,
+        concat=[],
+    )
+    spm = train_bpe([data_dir / "train.de", data_dir / "train.en"], data_dir / "spm", 200)
+    return data_dir, spm
+
+
+def saved_run(root, run: str, status: str = "ok"):
+    """A run directory as train.py leaves it: model.pt (random weights) and meta.json."""
+    torch.manual_seed(0)
+    model = build_model(MODELS[run], 200)
+    run_dir = root / run
+    run_dir.mkdir()
+    save_atomic(model_file({"model": MODELS[run]}, model, 200), run_dir / "model.pt")
+    meta = {"status": status, "train_config": {"max_sentence_tokens": 64}}
+    (run_dir / "meta.json").write_text(json.dumps(meta))
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def outputs(data, tmp_path_factory):
+    """Run -> (CSV table, figure path) from the CLI over the first 12 test sentences."""
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp("runs")
+    data_dir, spm = data
+    written = {}
+    for run in MODELS:
+        csv, pdf = root / f"attention_{run}.csv", root / f"alignment_{run}.pdf"
+        attention_maps.main(
+            [
+                *("--run-dir", str(saved_run(root, run)), "--spm", str(spm)),
+                *("--data-dir", str(data_dir), "--test-set", TEST_SET, "--src", "de"),
+                *("--tgt", "en", "--sentences", "12", "--example", "3"),
+                *("--out-csv", str(csv), "--out-figure", str(pdf)),
+            ]
+        )
+        written[run] = (pd.read_csv(csv), pdf)
+    return written
+
+
+@pytest.mark.parametrize("run", ["gru_additive-s1", "transformer-s1"])
+def test_cli_writes_a_tidy_csv_and_a_pdf(outputs, run):
+    table, pdf = outputs[run]
+    assert list(table.columns) == ["run", "map", "quantity", "value"]
+    assert set(table.run) == {run}
+    assert table.set_index(["map", "quantity"]).value["all", "sentences"] == 12
+    entropies = table[table.quantity.str.match(ENTROPY)].value
+    shares = table[table.quantity.str.contains(SHARE)].value
+    assert len(entropies) and entropies.between(0, 1 + 1e-9).all()
+    assert len(shares) and shares.between(0, 1).all()
+    assert pdf.read_bytes()[:4] == b"%PDF"
+
+
+def test_transformer_maps_are_every_cross_head_and_the_last_self_layer(outputs):
+    maps = set(outputs["transformer-s1"][0]["map"])
+    cross = {f"dec.{i}.cross{head}" for i in (0, 1) for head in ("", ".h0", ".h1")}
+    assert maps == {"all", "cross", "dec.1.self", "dec.1.self.h0", "dec.1.self.h1"} | cross
+    assert set(outputs["gru_additive-s1"][0]["map"]) == {"all", "cross"}
+
+
+def test_a_model_without_attention_says_so(outputs):
+    table, pdf = outputs["gru_none-s1"]
+    assert table.values.tolist() == [["gru_none-s1", "none", "no_attention", 1.0]]
+    assert pdf.read_bytes()[:4] == b"%PDF"
+    figure = attention_maps.alignment_figure("gru_none-s1", {}, [], [])
+    assert "no attention" in figure.axes[0].get_title()
+
+
+def test_a_diverged_run_is_not_analysed(data, tmp_path):
+    run_dir = saved_run(tmp_path, "transformer-s1", status="diverged")
+    csv = tmp_path / "out.csv"
+    attention_maps.main(
+        [
+            *("--run-dir", str(run_dir), "--spm", str(data[1]), "--data-dir", str(data[0])),
+            *("--test-set", TEST_SET, "--src", "de", "--tgt", "en"),
+            *("--out-csv", str(csv), "--out-figure", str(tmp_path / "out.pdf")),
+        ]
+    )
+    assert pd.read_csv(csv).quantity.tolist() == ["diverged"]
+
+
+@pytest.mark.parametrize("run", ["gru_additive-s1", "transformer-s1"])
+def test_padding_changes_nothing(run):
+    """Two sentences alone or in one padded batch (both sides padded): the same numbers."""
+    torch.manual_seed(0)
+    model = build_model(MODELS[run], 200).eval()
+    src = [[5, 6, 7], [5, 6, 7, 8, 9, 10, 11, 12]]
+    tgt = [[20, 21, 22, 23, 24, 25], [30, 31]]
+    alone = [make_batches([s], [t], 1000, shuffle=False)[0] for s, t in zip(src, tgt)]
+    together = make_batches(src, tgt, 1000, shuffle=False)
+    assert len(together) == 1 and (together[0].src == 0).any() and (together[0].tgt_in == 0).any()
+    apart = attention_maps.attention_table(run, model, alone)
+    padded = attention_maps.attention_table(run, model, together)
+    pd.testing.assert_frame_equal(apart, padded, rtol=1e-5)
+
+
+def test_uniform_rows_have_entropy_one_and_one_hot_rows_zero():
+    query_pad = torch.tensor([[False] * 4, [False, False, True, True]])  # (B=2,Nq=4)
+    key_pad = torch.tensor([[False] * 5, [False, False, False, True, True]])  # (B,Nk=5)
+    visible = attention_maps.visible_keys(query_pad, key_pad, causal=False)  # (B,Nq,Nk)
+    eos = torch.tensor([4, 2])
+    uniform = (visible / visible.sum(-1, keepdim=True).clamp(min=1))[:, None]  # (B,1,Nq,Nk)
+    measures = attention_maps.row_measures(uniform, visible, eos)
+    analysed = measures["analysed"]
+    assert analysed.tolist() == [[True] * 4, [True, True, False, False]]
+    entropy = measures["entropy"][:, 0][analysed]
+    torch.testing.assert_close(entropy, torch.ones_like(entropy))
+    torch.testing.assert_close(
+        measures["chance"][:, 0][analysed],
+        1 / torch.tensor([5.0] * 4 + [3.0] * 2, dtype=torch.float64),
+    )
+
+    on_eos = torch.nn.functional.one_hot(eos, 5)[:, None, None].expand(2, 1, 4, 5).double()
+    measures = attention_maps.row_measures(on_eos, visible, eos)
+    for name, expected in [("entropy", 0.0), ("max_weight", 1.0), ("argmax_on_sink", 1.0),
+                           ("argmax_on_top_key", 1.0)]:  # fmt: skip
+        assert (measures[name][:, 0][analysed] == expected).all(), name
+
+
+def test_a_causal_row_seeing_one_key_is_not_analysed():
+    no_pad = torch.zeros(1, 3, dtype=torch.bool)
+    visible = attention_maps.visible_keys(no_pad, no_pad, causal=True)  # (1,3,3)
+    assert visible[0].sum(-1).tolist() == [1, 2, 3]
+    weights = (visible / visible.sum(-1, keepdim=True))[:, None]
+    measures = attention_maps.row_measures(weights, visible, torch.zeros(1, dtype=torch.long))
+    assert measures["analysed"].tolist() == [[False, True, True]]
+
+
+def test_macros_name_runs_in_letters_and_quote_the_csv(outputs):
+    tables = [table for table, _ in outputs.values()]
+    text = attention_macros.attention_macros(tables, TEST_SET)
+    macros = dict(re.findall(r"\\newcommand\{\\([A-Za-z]+)\}\{([^}]*)\}", text))
+    assert len(macros) == text.count(r"\newcommand")  # every name is letters only
+    cross = outputs["gru_additive-s1"][0].set_index(["map", "quantity"]).value
+    assert macros["AttnCrossEntropyMeanGruAdditiveSOne"] == f"{cross['cross', 'entropy_mean']:.3f}"
+    assert "AttnLastCrossHeadEntropyMaxTransformerSOne" in macros
+    assert "AttnLastSelfBosShareTransformerSOne" in macros
+    assert macros["AttnSentences"] == "12"
+    assert not any(name.endswith("GruNoneSOne") for name in macros)
+
+
+def test_macros_refuse_csvs_of_different_sizes(outputs):
+    table = outputs["gru_additive-s1"][0]
+    other = table.assign(value=table.value.where(table.quantity != "sentences", 13))
+    with pytest.raises(ValueError, match="disagree on the number of sentences"):
+        attention_macros.attention_macros([table, other], TEST_SET)
