@@ -43,6 +43,7 @@ QUANTILES = {"entropy_q05": 0.05, "entropy_q25": 0.25, "entropy_median": 0.5,
              "entropy_q75": 0.75, "entropy_q95": 0.95}  # fmt: skip
 SINK_TOKEN = {"cross": "eos", "self": "bos"}  # the key each kind of map may sink its weight into
 MAX_HEAD_PANELS = 8  # the example figure shows single heads only up to this many
+PANELS_PER_ROW = 3
 
 Measures = dict[str, torch.Tensor]
 
@@ -205,22 +206,31 @@ def alignment_figure(title: str, panels: dict[str, torch.Tensor], src: list[str]
     """Heatmaps of (T,S) weights: rows the target pieces predicted, columns the source pieces."""
     if not panels:
         return message_figure(f"{title}: no attention", "this model has no attention weights")
+    columns = min(len(panels), PANELS_PER_ROW)
+    rows = -(-len(panels) // columns)
     width = max(2.5, 0.22 * len(src) + 0.8)
     height = max(2.0, 0.2 * len(tgt) + 1.0)
     fig, axes = plt.subplots(
-        1, len(panels), figsize=(width * len(panels), height), squeeze=False, sharey=True
+        rows,
+        columns,
+        figsize=(width * columns, height * rows),
+        squeeze=False,
+        sharey=True,
+        layout="constrained",
     )
     top = max(weights.max().item() for weights in panels.values())  # one colour scale for all
-    for i, (ax, (name, weights)) in enumerate(zip(axes[0], panels.items())):
+    for ax, (name, weights) in zip(axes.flat, panels.items()):
         sns.heatmap(
             weights.numpy(), ax=ax, vmin=0, vmax=top, cmap="Greys", square=True,
-            cbar=i == len(panels) - 1, xticklabels=src, yticklabels=tgt,
+            cbar=False, xticklabels=src, yticklabels=tgt,
         )  # fmt: skip
         ax.set_title(name, fontsize=8)
         ax.tick_params(labelsize=6, length=0)
         ax.set_xticklabels(src, rotation=90)
+    for ax in axes.flat[len(panels) :]:
+        ax.axis("off")
+    fig.colorbar(axes.flat[0].collections[0], ax=axes, shrink=0.6, label="weight")
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
     return fig
 
 
