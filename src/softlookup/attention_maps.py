@@ -59,7 +59,9 @@ def studied_maps(attention: dict[str, torch.Tensor], causal_self: bool, batch: B
     eos = (~src_pad).sum(dim=1) - 1  # (B,) the source EOS closes every row of src
     if "cross" in attention:  # GRU: (B,T,S), one head
         return {"cross": (attention["cross"][:, None], cross_visible, eos, "cross")}
-    decoder_layers = sorted({int(name.split(".")[1]) for name in attention if name[:4] == "dec."})
+    decoder_layers = sorted(
+        {int(name.split(".")[1]) for name in attention if name.startswith("dec.")}
+    )
     maps = {
         f"dec.{i}.cross": (attention[f"dec.{i}.cross"], cross_visible, eos, "cross")
         for i in decoder_layers
@@ -134,6 +136,8 @@ def collect_rows(model: torch.nn.Module, batches: list[Batch]) -> dict[str, tupl
 def summarise(measures: Measures, kind: str) -> dict[str, float]:
     """Measures (R,) of one map's analysed rows -> quantity: value."""
     entropy = measures["entropy"]
+    if entropy.numel() == 0:  # e.g. self-attention over one-token targets: nothing to measure
+        return {"rows": 0.0}
     summary = {"rows": float(entropy.numel()), "entropy_mean": entropy.mean().item()}
     summary.update({name: torch.quantile(entropy, q).item() for name, q in QUANTILES.items()})
     summary["max_weight_mean"] = measures["max_weight"].mean().item()
@@ -182,7 +186,7 @@ def example_panels(model: torch.nn.Module, batch: Batch) -> dict[str, torch.Tens
     _, attention = model(batch.src, batch.tgt_in, return_attention=True)
     if "cross" in attention:
         return {"cross attention": attention["cross"][0]}
-    cross = sorted(name for name in attention if name.startswith("dec.") and name.endswith("cross"))
+    cross = [name for name in attention if name.startswith("dec.") and name.endswith(".cross")]
     if not cross:
         return {}
     last = max(cross, key=lambda name: int(name.split(".")[1]))
