@@ -15,6 +15,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/analysis.smk"
 include: "workflow/rules/bench.smk"
 include: "workflow/rules/probes.smk"
 include: "workflow/rules/figures.smk"
@@ -28,4 +29,5 @@ rule all:
         PROBE_FIGURES,
         BENCH_CSVS,
         CLAIMS_OUTPUTS,
+        ANALYSIS_OUTPUTS,
         "paper/paper.pdf",

@@ -22,8 +22,8 @@ rule paper_numbers:
 rule paper:
     input:
         sources=["paper/paper.tex", "paper/refs.bib", *sorted(glob("paper/sections/*.tex"))],
-        generated=[*rules.paper_numbers.output, *CLAIMS_OUTPUTS],
-        figures=[*FIGURES, *PROBE_FIGURES],
+        generated=[*rules.paper_numbers.output, *CLAIMS_OUTPUTS, ATTENTION_MACROS],
+        figures=[*FIGURES, *PROBE_FIGURES, *ANALYSIS_FIGURES],
     output:
         report("paper/paper.pdf", caption="../report/paper.rst", category="Paper"),
     log:
