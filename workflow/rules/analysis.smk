@@ -30,7 +30,11 @@ rule attention_maps:
         test=expand(f"{DATA_DIR}/{ANALYSIS_TEST_SET}.{{lang}}", lang=[SRC, TGT]),
     output:
         csv="results/analysis/attention_{run}.csv",
-        figure=report("results/figures/alignment_{run}.pdf", caption="../report/alignment.rst", category="Attention"),
+        figure=report(
+            "results/figures/alignment_{run}.pdf",
+            caption="../report/alignment.rst",
+            category="Attention",
+        ),
     log:
         "results/logs/analysis/{run}.log",
     params:
