@@ -54,8 +54,15 @@ def run_table():
     return table
 
 
-def threads(step):
-    return config["resources"]["threads"][step]
+def translate_threads():
+    return config["resources"]["threads"]["translate"]
+
+
+def training_threads(variant):
+    """Threads of one training job: resources.threads.train, unless train_by_model names the
+    variant's base model."""
+    threads = config["resources"]["threads"]
+    return threads.get("train_by_model", {}).get(VARIANTS[variant][0], threads["train"])
 
 
 wildcard_constraints:

@@ -14,7 +14,7 @@ rule translate:
     params:
         beam=config["evaluate"]["beam_size"],
         length_penalty=config["evaluate"]["length_penalty"],
-    threads: threads("translate")
+    threads: translate_threads()
     shell:
         "{PYTHON}.translate --model {input.model} --meta {input.meta} --spm {input.spm}"
         " --input {input.source} --out {output} --beam-size {params.beam}"

@@ -14,7 +14,7 @@ rule train:
     params:
         run=lambda w: json.dumps(run_config(w.variant, w.seed), sort_keys=True),
         out_dir="results/runs/{variant}-s{seed}",
-    threads: threads("train")
+    threads: lambda wildcards: training_threads(wildcards.variant)
     resources:
         gpu=config["resources"]["gpus_per_training_job"],
     shell:
