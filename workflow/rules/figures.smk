@@ -10,7 +10,7 @@ rule figure:
     output:
         report(
             "results/figures/{figure}.pdf",
-            caption="../report/{figure}.rst",
+            caption="../report/figures.rst",
             category="Figures",
         ),
     log:
