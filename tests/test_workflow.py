@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -94,6 +95,16 @@ def test_a_finished_workflow_has_nothing_left_to_do(finished_run):
     result = snakemake(finished_run, "--configfile", "config/test.yaml", "--dry-run")
     assert result.returncode == 0
     assert "Nothing to be done" in result.stdout + result.stderr
+
+
+@pytest.mark.workflow
+def test_the_reviewer_report_bundles_the_outputs(finished_run):
+    result = snakemake(finished_run, "--configfile", "config/test.yaml", "--report", "report.zip")
+    assert result.returncode == 0, result.stderr[-2000:]
+    with zipfile.ZipFile(finished_run / "report.zip") as report:
+        names = report.namelist()
+    assert any(name.endswith("paper.pdf") for name in names)
+    assert any(name.endswith("claims.csv") for name in names)
 
 
 def planned_jobs(dry_run_output: str) -> dict[str, int]:
