@@ -3,6 +3,9 @@
 import os
 from pathlib import Path
 
+from softlookup.data.bpe import train_bpe
+from softlookup.data.prepare import prepare
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -14,3 +17,18 @@ def mirror() -> Path:
             "multi30k/ (as ../shared/corpora does)"
         )
     return path
+
+
+def tiny_corpus(data_dir: Path, splits: dict[str, str]) -> tuple[Path, Path]:
+    """80 training pairs (plus the given other splits) and a 200-piece BPE model in `data_dir`."""
+    prepare(
+        mirror() / "multi30k",
+        data_dir,
+        src="de",
+        tgt="en",
+        splits=splits,
+        max_train_pairs=80,
+        concat=[],
+    )
+    spm = train_bpe([data_dir / "train.de", data_dir / "train.en"], data_dir / "spm", 200)
+    return data_dir, spm

@@ -11,12 +11,10 @@ import torch
 from softlookup import attention_macros, attention_maps
 from softlookup.checkpoints import save_atomic
 from softlookup.data.batching import make_batches
-from softlookup.data.bpe import train_bpe
-from softlookup.data.prepare import prepare
 from softlookup.models import build_model
 from softlookup.train import model_file
 
-from .corpora import mirror
+from .corpora import tiny_corpus
 
 TEST_SET = "test_2016_flickr"
 MODELS = {
@@ -51,18 +49,7 @@ SHARE = re.compile(r"_share$")
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    data_dir = tmp_path_factory.mktemp("data")
-    prepare(
-        mirror() / "multi30k",
-        data_dir,
-        src="de",
-        tgt="en",
-        splits={"train": "train", TEST_SET: TEST_SET},
-        max_train_pairs=80,
-        concat=[],
-    )
-    spm = train_bpe([data_dir / "train.de", data_dir / "train.en"], data_dir / "spm", 200)
-    return data_dir, spm
+    return tiny_corpus(tmp_path_factory.mktemp("data"), {"train": "train", TEST_SET: TEST_SET})
 
 
 def saved_run(root, run: str, status: str = "ok"):

@@ -8,11 +8,9 @@ import torch
 
 from softlookup import train as training
 from softlookup.checkpoints import CheckpointError
-from softlookup.data.bpe import train_bpe
-from softlookup.data.prepare import prepare
 from softlookup.translate import load_model
 
-from .corpora import mirror
+from .corpora import tiny_corpus
 
 RUN = {
     "model": {
@@ -31,18 +29,7 @@ RUN = {
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    data_dir = tmp_path_factory.mktemp("data")
-    prepare(
-        mirror() / "multi30k",
-        data_dir,
-        src="de",
-        tgt="en",
-        splits={"train": "train", "valid": "val"},
-        max_train_pairs=80,
-        concat=[],
-    )
-    spm = train_bpe([data_dir / "train.de", data_dir / "train.en"], data_dir / "spm", 200)
-    return data_dir, spm
+    return tiny_corpus(tmp_path_factory.mktemp("data"), {"train": "train", "valid": "val"})
 
 
 def test_a_run_killed_mid_epoch_resumes_to_the_same_result(data, tmp_path, monkeypatch):
