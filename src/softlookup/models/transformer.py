@@ -98,11 +98,12 @@ class MultiHeadAttention(nn.Module):
 
 
 class FeedForward(nn.Module):
-    def __init__(self, d_model: int, ffn_dim: int, dropout: float):
+    """max(0, x W1 + b1) W2 + b2. No dropout inside: as in Vaswani 2017 (sec. 5.4), dropout acts
+    on each sublayer's output (Sublayers.residual) and on the embedding sums only."""
+
+    def __init__(self, d_model: int, ffn_dim: int):
         super().__init__()
-        self.net = nn.Sequential(
-            nn.Linear(d_model, ffn_dim), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ffn_dim, d_model)
-        )
+        self.net = nn.Sequential(nn.Linear(d_model, ffn_dim), nn.ReLU(), nn.Linear(ffn_dim, d_model))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x)
@@ -140,7 +141,7 @@ class EncoderLayer(Sublayers):
     def __init__(self, config: TransformerConfig):
         super().__init__(config, count=2)
         self.self_attn = _attention_from(config)
-        self.ffn = FeedForward(config.d_model, config.ffn_dim, config.dropout)
+        self.ffn = FeedForward(config.d_model, config.ffn_dim)
 
     def forward(self, x, src_pad, need_weights=False):
         """x (B,S,d) -> (B,S,d), self-attention weights (B,heads,S,S)|None."""
@@ -155,7 +156,7 @@ class DecoderLayer(Sublayers):
         super().__init__(config, count=3)
         self.self_attn = _attention_from(config)
         self.cross_attn = _attention_from(config)
-        self.ffn = FeedForward(config.d_model, config.ffn_dim, config.dropout)
+        self.ffn = FeedForward(config.d_model, config.ffn_dim)
 
     def forward(
         self,

@@ -56,7 +56,7 @@ def count_feed_forward(rows: TidyRows, widths: list[int], heads: int) -> None:
                 count_parameters(block.self_attn),
             ),
             "softlookup": (
-                count_parameters(FeedForward(width, 4 * width, dropout=0.0)),
+                count_parameters(FeedForward(width, 4 * width)),
                 count_parameters(MultiHeadAttention(width, heads)),
             ),
         }
