@@ -1,7 +1,7 @@
 """Attention kernels against the fp32 reference: forward, gradients, decode, dispatch.
 
-On a machine without CUDA the Triton kernels run under Triton's CPU interpreter
-(TRITON_INTERPRET=1, set in conftest.py before any kernel is defined); with CUDA and TRITON_INTERPRET=0
+On a machine without CUDA the Triton kernels run under Triton's CPU interpreter (TRITON_INTERPRET=1,
+set in conftest.py before any kernel is defined); with CUDA and TRITON_INTERPRET=0
 (scripts/gpu_check.sh) the same tests run the compiled kernels on the GPU, plus a few larger shapes.
 
 Tolerances, against the reference computed in fp32 from the same inputs:
