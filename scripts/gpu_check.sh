@@ -31,7 +31,7 @@ SOFTLOOKUP_AUTOTUNE=0 timeout 180 "$python" -m pytest -q -p no:cacheprovider tes
 tests_status=${PIPESTATUS[0]}
 
 # 2. benchmark (autotuned kernels)
-timeout 270 "$python" -m softlookup.bench --device cuda \
+timeout 270 "$python" -m softlookup.bench.kernels --device cuda \
   --out "$dest/attention_cuda.csv" --decode-out "$dest/decode_cuda.csv" \
   --seq-lens 1024 2048 4096 8192 16384 --head-dims 64 128 --dtype bfloat16 --causal both \
   --tokens 16384 --model-dim 2048 --naive-max-len 8192 \

@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 import torch
 
-from softlookup import attention_macros, attention_maps
-from softlookup.checkpoints import save_atomic
+from softlookup.analysis import attention_maps
+from softlookup.report import attention_macros
+from softlookup.models.checkpoint import save_atomic
 from softlookup.data.batching import make_batches
 from softlookup.models import build_model
 from softlookup.train import model_file

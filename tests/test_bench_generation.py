@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import torch
 
-from softlookup.bench_generation import (
+from softlookup.bench.generation import (
     COLUMNS,
     build_random_transformer,
     compare_ways,

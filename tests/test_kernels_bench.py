@@ -6,7 +6,7 @@ import csv
 
 import pytest
 
-from softlookup.bench import ATTENTION_COLUMNS, DECODE_COLUMNS, main
+from softlookup.bench.kernels import ATTENTION_COLUMNS, DECODE_COLUMNS, main
 
 
 def read_rows(path):

@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 from softlookup.probes import worked_examples
-from softlookup.probes.checks import Evidence
-from softlookup.probes.claims_file import ClaimsFileError, load_claims
-from softlookup.probes.latex import escape, macro_name
-from softlookup.probes.ledger import build_ledger, main
+from softlookup.claims.checks import Evidence
+from softlookup.claims.spec import ClaimsFileError, load_claims
+from softlookup.report.latex import escape, macro_name
+from softlookup.claims.ledger import build_ledger, main
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).parents[1]

@@ -5,8 +5,8 @@ import json
 import pytest
 import sacrebleu
 
-from softlookup.collect import COLUMNS, collect
-from softlookup.score import bucket_label, score_test_set
+from softlookup.evaluate.collect import COLUMNS, collect
+from softlookup.evaluate.score import bucket_label, score_test_set
 
 SOURCES = ["ein kurzer satz"] * 30 + [" ".join(["wort"] * 25)] * 25
 REFERENCES = ["a man rides a red bike down the hill"] * 55

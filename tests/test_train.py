@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from softlookup import train as training
-from softlookup.checkpoints import CheckpointError
-from softlookup.translate import load_model
+from softlookup.models.checkpoint import CheckpointError
+from softlookup.evaluate.translate import load_model
 
 from .corpora import tiny_corpus
 

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from .checkpoints import load_checked, save_atomic
+from .models.checkpoint import load_checked, save_atomic
 from .data import bpe
 from .data.batching import Batch, encode, make_batches, read_split
 from .models import PAD, build_model, count_parameters

@@ -43,7 +43,7 @@ rule attention_maps:
         example=config["analysis"]["example"],
     threads: 1
     shell:
-        "{PYTHON}.attention_maps --run-dir {params.run_dir} --spm {input.spm}"
+        "{PYTHON}.analysis.attention_maps --run-dir {params.run_dir} --spm {input.spm}"
         " --data-dir " + DATA_DIR + " --test-set {ANALYSIS_TEST_SET} --src {SRC} --tgt {TGT}"
         " --sentences {params.sentences} --example {params.example} --threads {threads}"
         " --out-csv {output.csv} --out-figure {output.figure} > {log} 2>&1"
@@ -57,5 +57,5 @@ rule attention_macros:
     log:
         "results/logs/analysis/macros.log",
     shell:
-        "{PYTHON}.attention_macros --csvs {input} --test-set {ANALYSIS_TEST_SET}"
+        "{PYTHON}.report.attention_macros --csvs {input} --test-set {ANALYSIS_TEST_SET}"
         " --out {output} > {log} 2>&1"

@@ -1,11 +1,11 @@
 # Benchmarks (claims D7, D8), CSVs per device in config["bench"]["devices"]:
 # - bench_attention: our Triton attention vs torch's SDPA vs the materialised score table, and
 #   decoding one attention with a KV cache vs recomputing (kernel level); options
-#   config["bench"][device], passed to `python -m softlookup.bench` as CLI options
+#   config["bench"][device], passed to `python -m softlookup.bench.kernels` as CLI options
 #   (seq_lens: [128, 256] -> --seq-lens 128 256);
 # - bench_generation: greedy generation by a whole random-weight Transformer with its KV cache vs
 #   recomputing the prefix (model level); options config["bench"]["generation"] (optional: the
-#   defaults of `python -m softlookup.bench_generation` are config.yaml's transformer dims).
+#   defaults of `python -m softlookup.bench.generation` are config.yaml's transformer dims).
 # The cuda variants ask the executor for one GPU (slurm: `gpu=1`, i.e. --gpus=1; a cluster that
 # wants --gres instead can set `slurm_extra: "'--gres=gpu:1'"` for these rules in its profile).
 
@@ -41,7 +41,7 @@ rule bench_attention:
     resources:
         gpu=lambda wildcards: int(wildcards.device == "cuda"),
     shell:
-        "{PYTHON}.bench --device {wildcards.device} --out {output.attention}"
+        "{PYTHON}.bench.kernels --device {wildcards.device} --out {output.attention}"
         " --decode-out {output.decode} --threads {threads} {params.options} > {log} 2>&1"
 
 
@@ -69,5 +69,5 @@ rule bench_generation:
     resources:
         gpu=lambda wildcards: int(wildcards.device == "cuda"),
     shell:
-        "{PYTHON}.bench_generation --device {wildcards.device} --out {output}"
+        "{PYTHON}.bench.generation --device {wildcards.device} --out {output}"
         " --threads {threads} {params.options} > {log} 2>&1"

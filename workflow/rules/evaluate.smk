@@ -16,7 +16,7 @@ rule translate:
         length_penalty=config["evaluate"]["length_penalty"],
     threads: translate_threads()
     shell:
-        "{PYTHON}.translate --model {input.model} --meta {input.meta} --spm {input.spm}"
+        "{PYTHON}.evaluate.translate --model {input.model} --meta {input.meta} --spm {input.spm}"
         " --input {input.source} --out {output} --beam-size {params.beam}"
         " --length-penalty {params.length_penalty} --threads {threads} > {log} 2>&1"
 
@@ -35,7 +35,7 @@ rule score:
         min_sentences=config["evaluate"]["min_bucket_sentences"],
         bootstrap=config["evaluate"]["bootstrap"],
     shell:
-        "{PYTHON}.score --test-set {wildcards.test_set} --source {input.source}"
+        "{PYTHON}.evaluate.score --test-set {wildcards.test_set} --source {input.source}"
         " --hypotheses {input.hypotheses} --references {input.references}"
         " --bucket-edges {params.edges} --min-bucket-sentences {params.min_sentences}"
         " --bootstrap {params.bootstrap} --out {output} > {log} 2>&1"
@@ -56,5 +56,5 @@ rule collect_scores:
     params:
         runs=json.dumps(run_table()),
     shell:
-        "{PYTHON}.collect --runs '{params.runs}' --results-dir results/runs"
+        "{PYTHON}.evaluate.collect --runs '{params.runs}' --results-dir results/runs"
         " --test-sets {TEST_SETS} --out {output} > {log} 2>&1"

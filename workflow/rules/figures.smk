@@ -18,4 +18,4 @@ rule figure:
     wildcard_constraints:
         figure="|".join(FIGURE_NAMES),
     shell:
-        "{PYTHON}.figures --scores {input} --figure {wildcards.figure} --out {output} > {log} 2>&1"
+        "{PYTHON}.report.figures.scores --scores {input} --figure {wildcards.figure} --out {output} > {log} 2>&1"

@@ -14,7 +14,7 @@ rule paper_numbers:
     log:
         "results/logs/paper/numbers.log",
     shell:
-        "{PYTHON}.paper --scores {input.scores} --manifest {input.manifest} --meta {input.meta}"
+        "{PYTHON}.report.paper --scores {input.scores} --manifest {input.manifest} --meta {input.meta}"
         " --test-set {MAIN_TEST_SET} --out-macros {output.macros} --out-table {output.table}"
         " > {log} 2>&1"
 

@@ -44,7 +44,7 @@ rule probe_figures:
     log:
         "results/logs/probes/figures.log",
     shell:
-        "{PYTHON}.probes.plots --probes-dir results/probes --out-dir results/figures > {log} 2>&1"
+        "{PYTHON}.report.figures.probes --probes-dir results/probes --out-dir results/figures > {log} 2>&1"
 
 
 rule claims_ledger:
@@ -60,6 +60,6 @@ rule claims_ledger:
     log:
         "results/logs/probes/claims_ledger.log",
     shell:
-        "{PYTHON}.probes.ledger --claims {input.claims} --probes-dir results/probes"
+        "{PYTHON}.claims.ledger --claims {input.claims} --probes-dir results/probes"
         " --scores {input.scores} --bench-dir results/bench --out {output.csv}"
         " --out-tex {output.table} --out-macros {output.macros} > {log} 2>&1"

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .claims_file import ClaimsFileError, NumericCheck, ScoresCheck, Selection
+from .spec import ClaimsFileError, NumericCheck, ScoresCheck, Selection
 
 EVAL_TEST_SET_EXCLUDED = "train"  # collect.py's pseudo test set for training scalars
 SCORES_COLUMNS = {

@@ -1,6 +1,6 @@
 """The claims ledger: every claim of config/claims.yaml, measured and judged.
 
-python -m softlookup.probes.ledger --claims config/claims.yaml --probes-dir results/probes \
+python -m softlookup.claims.ledger --claims config/claims.yaml --probes-dir results/probes \
     --scores results/tables/scores.csv --bench-dir results/bench \
     --out results/claims/claims.csv --out-tex results/claims/claims_table.tex \
     --out-macros results/claims/claims_macros.tex
@@ -16,8 +16,8 @@ import pandas as pd
 import torch
 
 from .checks import Evidence, evaluate, format_number
-from .claims_file import Claim, NumericCheck, ScoresCheck, load_claims
-from .latex import claims_macros, claims_table
+from .spec import Claim, NumericCheck, ScoresCheck, load_claims
+from ..report.latex import claims_macros, claims_table
 from .verdicts import measured_full, measured_summary, verdict
 
 COLUMNS = [

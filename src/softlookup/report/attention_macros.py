@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .attention_maps import CSV_COLUMNS
-from .probes.latex import escape, macro_name
+from ..analysis.attention_maps import CSV_COLUMNS
+from .latex import escape, macro_name
 
 QUANTITY_NAMES = {
     "entropy_mean": "EntropyMean",
@@ -80,7 +80,7 @@ def attention_macros(tables: list[pd.DataFrame], test_set: str) -> str:
     if counts:
         macros["AttnSentences"] = str(counts.pop())
     body = [rf"\newcommand{{\{name}}}{{{text}}}" for name, text in macros.items()]
-    return "% Written by softlookup.attention_macros; do not edit.\n" + "\n".join(body) + "\n"
+    return "% Written by softlookup.report.attention_macros; do not edit.\n" + "\n".join(body) + "\n"
 
 
 def read_table(path: Path) -> pd.DataFrame:

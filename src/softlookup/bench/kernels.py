@@ -1,6 +1,6 @@
 """Attention kernel benchmarks: time, throughput, memory and error vs sequence length.
 
-    python -m softlookup.bench --device cpu --out results/bench/attention_cpu.csv \\
+    python -m softlookup.bench.kernels --device cpu --out results/bench/attention_cpu.csv \\
         --decode-out results/bench/decode_cpu.csv --seq-lens 128 256 512 --head-dims 64
 
 Two CSVs, one row per measurement, with the device name and torch/triton versions on every row:
@@ -39,7 +39,7 @@ import torch
 import triton
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from .kernels import attention, reference_attention
+from ..kernels import attention, reference_attention
 
 BACKEND_NAMES = {"triton": "triton", "torch_sdpa": "torch", "naive": "reference"}
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -370,7 +370,7 @@ def csv_rows(path: Path, columns: list[str]) -> Iterator[Callable[[dict], None]]
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="python -m softlookup.bench", description=__doc__.split("\n")[0]
+        prog="python -m softlookup.bench.kernels", description=__doc__.split("\n")[0]
     )
     p.add_argument("--device", choices=("cpu", "cuda"), required=True)
     p.add_argument("--out", type=Path, required=True, help="attention CSV")

@@ -1,6 +1,6 @@
 """Greedy generation with the KV cache vs recomputing the prefix, on a whole Transformer (D7).
 
-    python -m softlookup.bench_generation --device cpu --out results/bench/generation_cpu.csv \\
+    python -m softlookup.bench.generation --device cpu --out results/bench/generation_cpu.csv \\
         --new-tokens 25 50 100 200 --batch 1 --repeats 3
 
 A Transformer built by `softlookup.models.build_model` with seeded random weights (dims default to
@@ -33,8 +33,8 @@ from pathlib import Path
 
 import torch
 
-from .bench import csv_rows, environment, synchronize
-from .models import BOS, EOS, PAD, Transformer, build_model
+from .kernels import csv_rows, environment, synchronize
+from ..models import BOS, EOS, PAD, Transformer, build_model
 
 UNEMITTED = (PAD, BOS, EOS)  # never picked: each run makes exactly new_tokens steps
 COLUMNS = [
@@ -196,7 +196,7 @@ def measure(
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="python -m softlookup.bench_generation", description=__doc__.split("\n")[0]
+        prog="python -m softlookup.bench.generation", description=__doc__.split("\n")[0]
     )
     p.add_argument("--device", choices=("cpu", "cuda"), required=True)
     p.add_argument("--out", type=Path, required=True, help="CSV to write")

@@ -6,7 +6,7 @@ import re
 
 import pandas as pd
 
-from .verdicts import VERDICTS
+from ..claims.verdicts import VERDICTS
 
 SPECIAL = {
     "\\": r"\textbackslash{}",
@@ -110,4 +110,4 @@ def claims_macros(ledger: pd.DataFrame, numbers: dict[str, str]) -> str:
         EnvLedgerDevice=ledger.device.iloc[0],
     )
     body = [rf"\newcommand{{\{name}}}{{{escape(value)}}}" for name, value in macros.items()]
-    return "% Written by softlookup.probes.ledger; do not edit.\n" + "\n".join(body) + "\n"
+    return "% Written by softlookup.claims.ledger; do not edit.\n" + "\n".join(body) + "\n"

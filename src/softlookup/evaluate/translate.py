@@ -9,11 +9,11 @@ from pathlib import Path
 
 import torch
 
-from .checkpoints import load_checked
-from .data import bpe
-from .data.batching import encode, length_batches, pad
-from .models import build_model
-from .models.special_tokens import EOS
+from ..models.checkpoint import load_checked
+from ..data import bpe
+from ..data.batching import encode, length_batches, pad
+from ..models import build_model
+from ..models.special_tokens import EOS
 
 
 def load_model(path: Path) -> torch.nn.Module:

@@ -32,11 +32,11 @@ import pandas as pd
 import seaborn as sns
 import torch
 
-from .data import bpe
-from .data.batching import Batch, encode, make_batches, read_split
-from .kernels.masks import allowed_keys
-from .models import BOS, EOS, PAD
-from .translate import load_model
+from ..data import bpe
+from ..data.batching import Batch, encode, make_batches, read_split
+from ..kernels.masks import allowed_keys
+from ..models import BOS, EOS, PAD
+from ..evaluate.translate import load_model
 
 CSV_COLUMNS = ["run", "map", "quantity", "value"]
 QUANTILES = {"entropy_q05": 0.05, "entropy_q25": 0.25, "entropy_median": 0.5,

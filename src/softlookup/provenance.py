@@ -1,0 +1,75 @@
+"""Where a result came from: package versions, device, host, git commit, config hash.
+
+One function, `environment()`, used by every stage that records provenance (training meta.json,
+benchmark CSV rows, the claims ledger, the paper's reproducibility appendix).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+import torch
+
+PACKAGES = ("torch", "triton", "sacrebleu", "sentencepiece", "snakemake")
+
+
+def cpu_name() -> str:
+    """The CPU's model name from /proc/cpuinfo (Linux), else what platform knows."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def package_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+@cache
+def git_state() -> tuple[str, bool]:
+    """(commit, dirty) of the checkout this code runs from; ("unknown", False) outside git."""
+    root = Path(__file__).resolve().parents[2]
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              check=True, timeout=10).stdout.strip()
+
+    try:
+        return git("rev-parse", "HEAD"), bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.SubprocessError):
+        return "unknown", False
+
+
+def config_hash(config: object) -> str:
+    """A short, order-independent hash of a JSON-able config (sha256 of its canonical JSON)."""
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def environment(device: torch.device | str | None = None) -> dict[str, object]:
+    """Versions, device and code state behind a result; `device` defaults to CUDA when visible."""
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = torch.device(device)
+    commit, dirty = git_state()
+    return {
+        "python": platform.python_version(),
+        **{name: package_version(name) for name in PACKAGES},
+        "device": device.type,
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name(),
+        "host": platform.node(),
+        "threads": torch.get_num_threads(),
+        "commit": commit,
+        "dirty": dirty,
+    }
