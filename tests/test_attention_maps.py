@@ -1,5 +1,6 @@
-"""Attention maps of saved translators: normalised entropies, padding, the no-attention case, and
-the CSV, figure and macros the workflow reads."""
+"""Attention maps of saved translators: normalised entropies, saturation, the gradient reaching the
+attention logits, the mass on padding, the no-attention case, and the two CSVs the workflow reads
+(nothing is drawn here)."""
 
 import json
 import re
@@ -9,10 +10,9 @@ import pytest
 import torch
 
 from softlookup.analysis import attention_maps
-from softlookup.report import attention_macros
-from softlookup.models.checkpoint import save_atomic
 from softlookup.data.batching import make_batches
 from softlookup.models import build_model
+from softlookup.models.checkpoint import save_atomic
 from softlookup.train import model_file
 
 from .corpora import tiny_corpus
@@ -62,33 +62,35 @@ def saved_run(root, run: str, status: str = "ok"):
     save_atomic(model_file({"model": MODELS[run]}, model, 200), run_dir / "model.pt")
     meta = {"status": status, "train_config": {"max_sentence_tokens": 64}}
     (run_dir / "meta.json").write_text(json.dumps(meta))
+    config = {"run": run, "model": MODELS[run], "train": {"max_sentence_tokens": 64}, "seed": 1}
+    (run_dir / "config.json").write_text(json.dumps(config))
     return run_dir
 
 
 @pytest.fixture(scope="module")
 def outputs(data, tmp_path_factory):
-    """Run -> (CSV table, figure path) from the CLI over the first 12 test sentences."""
+    """Run -> (attention table, alignment table) from the CLI over the first 12 test sentences."""
     torch.set_num_threads(1)
     root = tmp_path_factory.mktemp("runs")
     data_dir, spm = data
     written = {}
     for run in MODELS:
-        csv, pdf = root / f"attention_{run}.csv", root / f"alignment_{run}.pdf"
+        csv, alignment = root / f"attention_{run}.csv", root / f"alignment_{run}.csv"
         attention_maps.main(
             [
                 *("--run-dir", str(saved_run(root, run)), "--spm", str(spm)),
                 *("--data-dir", str(data_dir), "--test-set", TEST_SET, "--src", "de"),
                 *("--tgt", "en", "--sentences", "12", "--example", "3"),
-                *("--out-csv", str(csv), "--out-figure", str(pdf)),
+                *("--out-csv", str(csv), "--out-alignment", str(alignment)),
             ]
         )
-        written[run] = (pd.read_csv(csv), pdf)
+        written[run] = (pd.read_csv(csv), pd.read_csv(alignment))
     return written
 
 
 @pytest.mark.parametrize("run", ["gru_additive-s1", "transformer-s1"])
-def test_cli_writes_a_tidy_csv_and_a_pdf(outputs, run):
-    table, pdf = outputs[run]
+def test_cli_writes_a_tidy_csv_and_the_example_alignment(outputs, run):
+    table, alignment = outputs[run]
     assert list(table.columns) == ["run", "map", "quantity", "value"]
     assert set(table.run) == {run}
     assert table.set_index(["map", "quantity"]).value["all", "sentences"] == 12
@@ -96,7 +98,37 @@ def test_cli_writes_a_tidy_csv_and_a_pdf(outputs, run):
     shares = table[table.quantity.str.contains(SHARE)].value
     assert len(entropies) and entropies.between(0, 1 + 1e-9).all()
     assert len(shares) and shares.between(0, 1).all()
-    assert pdf.read_bytes()[:4] == b"%PDF"
+    assert list(alignment.columns) == attention_maps.ALIGNMENT_COLUMNS
+    assert set(alignment.run) == {run}
+    # every (layer, head, query) row of the example's cross attention sums to one
+    sums = alignment.groupby(["layer", "head", "query_pos"]).weight.sum()
+    assert len(sums) and ((sums - 1).abs() < 1e-5).all()
+    assert alignment.key_token.iloc[-1] == "</s>"  # the source's last piece is its EOS
+    heads = {"gru_additive-s1": {(0, 0)}, "transformer-s1": {(0, 0), (0, 1), (1, 0), (1, 1)}}
+    assert set(zip(alignment["layer"], alignment["head"])) == heads[run]
+
+
+def test_saturation_and_logit_gradients_are_measured(outputs):
+    values = outputs["transformer-s1"][0].set_index(["map", "quantity"]).value
+    assert values["dec.1.cross", "max_weight_mean"] <= 1
+    assert values["dec.1.cross", "row_entropy_nats_mean"] >= 0
+    assert values["dec.1.cross", "logit_grad_norm_mean"] > 0
+    assert values["dec.0.cross.h1", "logit_grad_norm_mean"] > 0
+    gru = outputs["gru_additive-s1"][0].set_index(["map", "quantity"]).value
+    assert "logit_grad_norm_mean" not in gru["cross"]  # the GRU's weights are a copy
+    assert gru["cross", "row_entropy_nats_mean"] >= 0
+
+
+def test_logit_gradient_is_the_softmax_backward():
+    """The gradient the analysis derives from P and dL/dP equals autograd's dL/dlogits."""
+    torch.manual_seed(0)
+    logits = torch.randn(2, 3, 4, 5, dtype=torch.float64, requires_grad=True)
+    weights = torch.softmax(logits, dim=-1)
+    target = torch.randn(2, 3, 4, 5, dtype=torch.float64)
+    loss = (weights * target).sum() ** 2
+    grad_p, grad_logits = torch.autograd.grad(loss, [weights, logits])
+    p = weights.detach()
+    torch.testing.assert_close(p * (grad_p - (p * grad_p).sum(-1, keepdim=True)), grad_logits)
 
 
 def test_transformer_maps_are_every_cross_head_and_the_last_self_layer(outputs):
@@ -107,11 +139,9 @@ def test_transformer_maps_are_every_cross_head_and_the_last_self_layer(outputs):
 
 
 def test_a_model_without_attention_says_so(outputs):
-    table, pdf = outputs["gru_none-s1"]
+    table, alignment = outputs["gru_none-s1"]
     assert table.values.tolist() == [["gru_none-s1", "none", "no_attention", 1.0]]
-    assert pdf.read_bytes()[:4] == b"%PDF"
-    figure = attention_maps.alignment_figure("gru_none-s1", {}, [], [])
-    assert "no attention" in figure.axes[0].get_title()
+    assert alignment.empty and list(alignment.columns) == attention_maps.ALIGNMENT_COLUMNS
 
 
 def test_a_diverged_run_is_not_analysed(data, tmp_path):
@@ -121,15 +151,17 @@ def test_a_diverged_run_is_not_analysed(data, tmp_path):
         [
             *("--run-dir", str(run_dir), "--spm", str(data[1]), "--data-dir", str(data[0])),
             *("--test-set", TEST_SET, "--src", "de", "--tgt", "en"),
-            *("--out-csv", str(csv), "--out-figure", str(tmp_path / "out.pdf")),
+            *("--out-csv", str(csv), "--out-alignment", str(tmp_path / "alignment.csv")),
         ]
     )
     assert pd.read_csv(csv).quantity.tolist() == ["diverged"]
+    assert pd.read_csv(tmp_path / "alignment.csv").empty
 
 
 @pytest.mark.parametrize("run", ["gru_additive-s1", "transformer-s1"])
 def test_padding_changes_nothing(run):
-    """Two sentences alone or in one padded batch (both sides padded): the same numbers."""
+    """Two sentences alone or in one padded batch (both sides padded): the same numbers, except
+    the padding counts themselves; with the key padding mask no weight lands on padding."""
     torch.manual_seed(0)
     model = build_model(MODELS[run], 200).eval()
     src = [[5, 6, 7], [5, 6, 7, 8, 9, 10, 11, 12]]
@@ -139,7 +171,23 @@ def test_padding_changes_nothing(run):
     assert len(together) == 1 and (together[0].src == 0).any() and (together[0].tgt_in == 0).any()
     apart = attention_maps.attention_table(run, model, alone)
     padded = attention_maps.attention_table(run, model, together)
-    pd.testing.assert_frame_equal(apart, padded, rtol=1e-5)
+    padding = padded.quantity.str.contains("padding")
+    assert padded[padded.quantity == "rows_with_padding"].value.max() > 0
+    assert (padded[padded.quantity == "padding_mass_mean"].value == 0).all()
+    unpadded = apart[~apart.quantity.str.contains("padding")].reset_index(drop=True)
+    pd.testing.assert_frame_equal(unpadded, padded[~padding].reset_index(drop=True), rtol=1e-5)
+
+
+def test_without_the_padding_mask_weight_lands_on_padding():
+    torch.manual_seed(0)
+    model = build_model({**MODELS["transformer-s1"], "padding_mask": False}, 200).eval()
+    src = [[5, 6, 7], [5, 6, 7, 8, 9, 10, 11, 12]]
+    tgt = [[20, 21, 22], [30, 31, 32]]
+    table = attention_maps.attention_table("t", model, make_batches(src, tgt, 1000, shuffle=False))
+    values = table.set_index(["map", "quantity"]).value
+    share = values["cross", "padding_key_share_mean"]
+    assert share == pytest.approx(5 / 9)  # the short source: 4 real keys (EOS included) of 9
+    assert 0 < values["cross", "padding_mass_mean"] < 1
 
 
 def test_uniform_rows_have_entropy_one_and_one_hot_rows_zero():
@@ -148,7 +196,7 @@ def test_uniform_rows_have_entropy_one_and_one_hot_rows_zero():
     visible = attention_maps.visible_keys(query_pad, key_pad, causal=False)  # (B,Nq,Nk)
     eos = torch.tensor([4, 2])
     uniform = (visible / visible.sum(-1, keepdim=True).clamp(min=1))[:, None]  # (B,1,Nq,Nk)
-    measures = attention_maps.row_measures(uniform, visible, eos)
+    measures = attention_maps.row_measures(uniform, visible, eos, key_pad)
     analysed = measures["analysed"]
     assert analysed.tolist() == [[True] * 4, [True, True, False, False]]
     entropy = measures["entropy"][:, 0][analysed]
@@ -159,7 +207,7 @@ def test_uniform_rows_have_entropy_one_and_one_hot_rows_zero():
     )
 
     on_eos = torch.nn.functional.one_hot(eos, 5)[:, None, None].expand(2, 1, 4, 5).double()
-    measures = attention_maps.row_measures(on_eos, visible, eos)
+    measures = attention_maps.row_measures(on_eos, visible, eos, key_pad)
     for name, expected in [("entropy", 0.0), ("max_weight", 1.0), ("argmax_on_sink", 1.0),
                            ("argmax_on_top_key", 1.0)]:  # fmt: skip
         assert (measures[name][:, 0][analysed] == expected).all(), name
@@ -170,25 +218,6 @@ def test_a_causal_row_seeing_one_key_is_not_analysed():
     visible = attention_maps.visible_keys(no_pad, no_pad, causal=True)  # (1,3,3)
     assert visible[0].sum(-1).tolist() == [1, 2, 3]
     weights = (visible / visible.sum(-1, keepdim=True))[:, None]
-    measures = attention_maps.row_measures(weights, visible, torch.zeros(1, dtype=torch.long))
+    measures = attention_maps.row_measures(weights, visible, torch.zeros(1, dtype=torch.long),
+                                           no_pad)  # fmt: skip
     assert measures["analysed"].tolist() == [[False, True, True]]
-
-
-def test_macros_name_runs_in_letters_and_quote_the_csv(outputs):
-    tables = [table for table, _ in outputs.values()]
-    text = attention_macros.attention_macros(tables, TEST_SET)
-    macros = dict(re.findall(r"\\newcommand\{\\([A-Za-z]+)\}\{([^}]*)\}", text))
-    assert len(macros) == text.count(r"\newcommand")  # every name is letters only
-    cross = outputs["gru_additive-s1"][0].set_index(["map", "quantity"]).value
-    assert macros["AttnCrossEntropyMeanGruAdditiveSOne"] == f"{cross['cross', 'entropy_mean']:.3f}"
-    assert "AttnLastCrossHeadEntropyMaxTransformerSOne" in macros
-    assert "AttnLastSelfBosShareTransformerSOne" in macros
-    assert macros["AttnSentences"] == "12"
-    assert not any(name.endswith("GruNoneSOne") for name in macros)
-
-
-def test_macros_refuse_csvs_of_different_sizes(outputs):
-    table = outputs["gru_additive-s1"][0]
-    other = table.assign(value=table.value.where(table.quantity != "sentences", 13))
-    with pytest.raises(ValueError, match="disagree on the number of sentences"):
-        attention_macros.attention_macros([table, other], TEST_SET)

@@ -1,15 +1,16 @@
-# Attention weights of trained runs as evidence (claims B5, D1): per map, row entropy and where
-# the largest weight lands, over the first sentences of one test set; an alignment figure per run;
-# LaTeX macros for the paper from all of them. Runs, sentences and test set: config["analysis"].
+# Attention weights of trained runs as evidence (claims B5, D1, D3, A8): per map, row entropy,
+# largest weight (saturation), the gradient reaching the attention logits and the weight landing
+# on padding, over the first sentences of one test set (results/analysis/attention_<run>.csv);
+# and the example sentence's cross attention in long format (results/analysis/alignment_<run>.csv),
+# which the report draws. Runs, sentences, test set: config["analysis"] (every_run: all runs).
 
-ANALYSIS_RUNS = config["analysis"]["runs"]
+ANALYSIS_RUNS = list(RUNS) if config["analysis"].get("every_run") else config["analysis"]["runs"]
 ANALYSIS_TEST_SET = config["analysis"]["test_set"]
 ANALYSIS_CSVS = expand("results/analysis/attention_{run}.csv", run=ANALYSIS_RUNS)
-ANALYSIS_FIGURES = expand("results/figures/alignment_{run}.pdf", run=ANALYSIS_RUNS)
-ATTENTION_MACROS = "results/analysis/attention_macros.tex"
-ANALYSIS_OUTPUTS = [*ANALYSIS_CSVS, *ANALYSIS_FIGURES, ATTENTION_MACROS]
+ANALYSIS_ALIGNMENT_CSVS = expand("results/analysis/alignment_{run}.csv", run=ANALYSIS_RUNS)
+ANALYSIS_OUTPUTS = [*ANALYSIS_CSVS, *ANALYSIS_ALIGNMENT_CSVS]
 
-_unknown_runs = sorted(set(ANALYSIS_RUNS) - set(RUNS))
+_unknown_runs = sorted(set(config["analysis"]["runs"]) - set(RUNS))
 if _unknown_runs:
     raise ValueError(f"config analysis.runs names runs this config does not train: {_unknown_runs}"
                      f" (runs: {RUNS})")
@@ -26,36 +27,26 @@ rule attention_maps:
     input:
         model="results/runs/{run}/model.pt",
         meta="results/runs/{run}/meta.json",
+        config="results/runs/{run}/config.json",
         spm=f"{DATA_DIR}/spm.model",
         test=expand(f"{DATA_DIR}/{ANALYSIS_TEST_SET}.{{lang}}", lang=[SRC, TGT]),
     output:
         csv="results/analysis/attention_{run}.csv",
-        figure=report(
-            "results/figures/alignment_{run}.pdf",
-            caption="../report/alignment.rst",
-            category="Attention",
-        ),
+        alignment="results/analysis/alignment_{run}.csv",
     log:
         "results/logs/analysis/{run}.log",
+    benchmark:
+        "results/benchmarks/attention_maps/{run}.tsv"
     params:
         run_dir="results/runs/{run}",
+        data_dir=DATA_DIR,
+        test_set=ANALYSIS_TEST_SET,
         sentences=config["analysis"]["sentences"],
         example=config["analysis"]["example"],
     threads: 1
     shell:
-        "{PYTHON}.analysis.attention_maps --run-dir {params.run_dir} --spm {input.spm}"
-        " --data-dir " + DATA_DIR + " --test-set {ANALYSIS_TEST_SET} --src {SRC} --tgt {TGT}"
-        " --sentences {params.sentences} --example {params.example} --threads {threads}"
-        " --out-csv {output.csv} --out-figure {output.figure} > {log} 2>&1"
-
-
-rule attention_macros:
-    input:
-        ANALYSIS_CSVS,
-    output:
-        ATTENTION_MACROS,
-    log:
-        "results/logs/analysis/macros.log",
-    shell:
-        "{PYTHON}.report.attention_macros --csvs {input} --test-set {ANALYSIS_TEST_SET}"
-        " --out {output} > {log} 2>&1"
+        "{PYTHON}.analysis.attention_maps --run-dir {params.run_dir:q} --spm {input.spm:q}"
+        " --data-dir {params.data_dir:q} --test-set {params.test_set:q} --src {SRC:q}"
+        " --tgt {TGT:q} --sentences {params.sentences:q} --example {params.example:q}"
+        " --threads {threads} --out-csv {output.csv:q} --out-alignment {output.alignment:q}"
+        " > {log:q} 2>&1"

@@ -1,24 +1,14 @@
-# Probes of the worked, statistical and counting claims; their figures; the claims ledger.
-# Each probe's options come from config["probes"][<probe>] (keys = CLI options), its seed from
-# config["probes"]["seed"]; the worked examples are exact and take none.
+# Probes of the worked, statistical and counting claims (A1-C3): one job per probe, each writing a
+# tidy CSV results/probes/<probe>.csv (probe, quantity, setting columns, value); and their figures.
+# Each probe's options come from config["probes"][<probe>] (keys = CLI options, lists joined by
+# commas), its seed from config["probes"]["seed"]; the worked examples are exact and take none.
+# Options travel as a list param, quoted element by element ({params.options:q}).
+from softlookup.probes.common import cli_options
 
 PROBES = ["worked_examples", "spread", "saturation", "order", "averaging", "diagnostics",
-          "counting"]
+          "gradients", "counting"]
 PROBE_CSVS = expand("results/probes/{probe}.csv", probe=PROBES)
 PROBE_FIGURES = expand("results/figures/{figure}.pdf", figure=["spread", "saturation", "collapse"])
-CLAIMS_OUTPUTS = expand("results/claims/{file}",
-                        file=["claims.csv", "claims_table.tex", "claims_macros.tex"])
-
-
-def probe_options(probe):
-    """config["probes"][probe] as CLI options: n_pairs: 10000 -> --n-pairs 10000, lists joined
-    by commas; plus the shared seed."""
-    settings = config["probes"].get(probe, {})
-    options = [f"--seed {config['probes']['seed']}"]
-    for key, value in settings.items():
-        text = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
-        options.append(f"--{key.replace('_', '-')} {text}")
-    return " ".join(options)
 
 
 rule probe:
@@ -26,40 +16,30 @@ rule probe:
         "results/probes/{probe}.csv",
     log:
         "results/logs/probes/{probe}.log",
+    benchmark:
+        "results/benchmarks/probe/{probe}.tsv"
     wildcard_constraints:
         probe="|".join(PROBES),
     params:
-        options=lambda wildcards: probe_options(wildcards.probe),
+        options=lambda w: cli_options(config["probes"].get(w.probe, {}), config["probes"]["seed"]),
     shell:
-        "{PYTHON}.probes.{wildcards.probe} --out {output} {params.options} > {log} 2>&1"
+        "{PYTHON}.probes.{wildcards.probe} --out {output:q} {params.options:q} > {log:q} 2>&1"
 
 
 rule probe_figures:
     input:
-        "results/probes/spread.csv",
-        "results/probes/saturation.csv",
-        "results/probes/averaging.csv",
+        spread="results/probes/spread.csv",
+        saturation="results/probes/saturation.csv",
+        averaging="results/probes/averaging.csv",
     output:
         report(PROBE_FIGURES, category="Probes"),
     log:
         "results/logs/probes/figures.log",
+    benchmark:
+        "results/benchmarks/probe_figures/all.tsv"
+    params:
+        probes_dir="results/probes",
+        out_dir="results/figures",
     shell:
-        "{PYTHON}.report.figures.probes --probes-dir results/probes --out-dir results/figures > {log} 2>&1"
-
-
-rule claims_ledger:
-    input:
-        claims="config/claims.yaml",
-        probes=PROBE_CSVS,
-        scores="results/tables/scores.csv",
-        bench=BENCH_CSVS,
-    output:
-        csv=report("results/claims/claims.csv", category="Claims"),
-        table="results/claims/claims_table.tex",
-        macros="results/claims/claims_macros.tex",
-    log:
-        "results/logs/probes/claims_ledger.log",
-    shell:
-        "{PYTHON}.claims.ledger --claims {input.claims} --probes-dir results/probes"
-        " --scores {input.scores} --bench-dir results/bench --out {output.csv}"
-        " --out-tex {output.table} --out-macros {output.macros} > {log} 2>&1"
+        "{PYTHON}.report.figures.probes --probes-dir {params.probes_dir:q}"
+        " --out-dir {params.out_dir:q} > {log:q} 2>&1"

@@ -17,59 +17,70 @@ see (padding, or the future under the causal mask) are not counted. Per map:
                        (largest column sum): the pull of one big key (B5)
   chance_share         what either share would be if each row's largest weight fell on a
                        visible key at random (mean of 1 / keys seen)
+  row_entropy_nats_mean  row entropy in nats (saturation: 0 = one-hot), with max_weight_mean the
+                       trained model's softmax saturation (claim D3)
+  logit_grad_norm_mean the norm of dL/d(logits) per row, L the batch's summed cross-entropy: the
+                       gradient reaching the attention logits (softmax inputs) through the
+                       softmax (Transformer maps; the GRU's weights are not in its graph)
+  rows_with_padding, padding_mass_mean, padding_key_share_mean
+                       over rows with padding keys: the weight that lands on padding (0 with the
+                       key padding mask; a model trained without it, `padding_mask: false`, may
+                       put weight there) and the share of keys that are padding
 A run without attention, or one that diverged, has no maps: its CSV says so in one row and its
-figure in its title, so the outputs exist for every run.
+alignment CSV is empty, so the outputs exist for every run.
+
+The example sentence's cross attention goes to alignment_<run>.csv in long format (layer, head,
+query_pos, key_pos, query_token, key_token, weight); the report draws it. Nothing is drawn here.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import pandas as pd
-import seaborn as sns
 import torch
+import torch.nn.functional as F
 
 from ..data import bpe
 from ..data.batching import Batch, encode, make_batches, read_split
 from ..kernels.masks import allowed_keys
 from ..models import BOS, EOS, PAD
-from ..evaluate.translate import load_model
+from ..models.checkpoint import load_model, read_run_config, run_status
 
 CSV_COLUMNS = ["run", "map", "quantity", "value"]
+ALIGNMENT_COLUMNS = ["run", "layer", "head", "query_pos", "key_pos", "query_token", "key_token",
+                     "weight"]  # fmt: skip
 QUANTILES = {"entropy_q05": 0.05, "entropy_q25": 0.25, "entropy_median": 0.5,
              "entropy_q75": 0.75, "entropy_q95": 0.95}  # fmt: skip
 SINK_TOKEN = {"cross": "eos", "self": "bos"}  # the key each kind of map may sink its weight into
-MAX_HEAD_PANELS = 8  # the example figure shows single heads only up to this many
-PANELS_PER_ROW = 3
 
 Measures = dict[str, torch.Tensor]
 
 
-# --- which maps, and which keys each of their rows can see ---------------------------------------
+# --- which maps, and which keys each of their rows can see ----------------------------------------
 
 
 def studied_maps(attention: dict[str, torch.Tensor], causal_self: bool, batch: Batch) -> dict:
     """The maps this analysis studies, each as (weights (B,H,Nq,Nk), visible (B,Nq,Nk), sink (B,),
-    kind), from a model's `return_attention` dict (empty for a model without attention)."""
+    kind, key padding (B,Nk)), from a model's `return_attention` dict (empty without attention);
+    the sink of a self-attention map is BOS, at position 0."""
     src_pad, tgt_pad = batch.src == PAD, batch.tgt_in == PAD  # (B,S), (B,T)
     cross_visible = visible_keys(tgt_pad, src_pad, causal=False)  # (B,T,S)
     eos = (~src_pad).sum(dim=1) - 1  # (B,) the source EOS closes every row of src
     if "cross" in attention:  # GRU: (B,T,S), one head
-        return {"cross": (attention["cross"][:, None], cross_visible, eos, "cross")}
+        return {"cross": (attention["cross"][:, None], cross_visible, eos, "cross", src_pad)}
     decoder_layers = sorted(
         {int(name.split(".")[1]) for name in attention if name.startswith("dec.")}
     )
     maps = {
-        f"dec.{i}.cross": (attention[f"dec.{i}.cross"], cross_visible, eos, "cross")
+        f"dec.{i}.cross": (attention[f"dec.{i}.cross"], cross_visible, eos, "cross", src_pad)
         for i in decoder_layers
     }
     if decoder_layers:
         last = f"dec.{decoder_layers[-1]}.self"
         self_visible = visible_keys(tgt_pad, tgt_pad, causal=causal_self)  # (B,T,T)
-        maps[last] = (attention[last], self_visible, torch.zeros_like(eos), "self")  # BOS at 0
+        maps[last] = (attention[last], self_visible, torch.zeros_like(eos), "self", tgt_pad)
     return maps
 
 
@@ -86,13 +97,22 @@ def visible_keys(query_pad: torch.Tensor, key_pad: torch.Tensor, *, causal: bool
     return allowed[:, 0] & ~query_pad[:, :, None]
 
 
-# --- per-row measures ----------------------------------------------------------------------------
+# --- per-row measures -----------------------------------------------------------------------------
 
 
-def row_measures(weights: torch.Tensor, visible: torch.Tensor, sink: torch.Tensor) -> Measures:
-    """weights (B,H,Nq,Nk), visible (B,Nq,Nk), sink (B,) -> per measure (B,H,Nq), plus
-    "analysed" (B,Nq): the real rows that see at least two keys (only those are meant)."""
+def row_measures(
+    weights: torch.Tensor,
+    visible: torch.Tensor,
+    sink: torch.Tensor,
+    key_pad: torch.Tensor,
+    logit_grad: torch.Tensor | None = None,
+) -> Measures:
+    """weights (B,H,Nq,Nk), visible (B,Nq,Nk), sink (B,), key_pad (B,Nk), logit_grad (B,H,Nq,Nk)
+    or None -> per measure (B,H,Nq), plus "analysed" (B,Nq): the real rows that see at least two
+    keys (only those are meant)."""
     seen = visible[:, None].to(torch.float64)  # (B,1,Nq,Nk)
+    padding = key_pad[:, None, None, :].to(torch.float64)  # (B,1,1,Nk)
+    mass_on_padding = (weights.to(torch.float64) * padding).sum(-1)  # (B,H,Nq), before dropping
     w = weights.to(torch.float64) * seen  # weight on unseen keys (none, if masking works) dropped
     n_seen = seen.sum(-1)  # (B,1,Nq)
     analysed = n_seen[:, 0] >= 2  # (B,Nq)
@@ -105,21 +125,46 @@ def row_measures(weights: torch.Tensor, visible: torch.Tensor, sink: torch.Tenso
         "argmax_on_sink": (argmax == sink[:, None, None]).to(torch.float64),
         "argmax_on_top_key": (argmax == top_key).to(torch.float64),
         "chance": (1 / n_seen.clamp(min=1)).expand_as(largest),
+        "entropy_nats": torch.special.entr(w).sum(-1),
+        "padding_mass": mass_on_padding,
+        "padding_key_share": (padding.sum(-1) / weights.shape[-1]).expand_as(largest),
+        **(
+            {}
+            if logit_grad is None
+            else {"logit_grad_norm": logit_grad.to(torch.float64).norm(dim=-1)}
+        ),
         "analysed": analysed,
     }
 
 
-@torch.no_grad()
+def logit_gradients(logits: torch.Tensor, batch: Batch, maps: dict) -> dict[str, torch.Tensor]:
+    """Map -> dL/d(attention logits) (B,H,Nq,Nk) for L the summed token cross-entropy of the
+    batch (teacher forcing), from each map's weights P and their gradient G = dL/dP: the softmax's
+    backward, P * (G - rowsum(P * G)). Maps whose weights are not part of the graph that made
+    the logits (the GRU stacks its per-step weights into a copy) are left out."""
+    loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=PAD,
+                           reduction="sum")  # fmt: skip
+    names = [name for name, found in maps.items() if found[0].requires_grad]
+    grads = torch.autograd.grad(loss, [maps[name][0] for name in names], allow_unused=True)
+    result = {}
+    for name, grad in zip(names, grads):
+        if grad is not None:
+            p = maps[name][0].detach()
+            result[name] = p * (grad - (p * grad).sum(-1, keepdim=True))
+    return result
+
+
 def collect_rows(model: torch.nn.Module, batches: list[Batch]) -> dict[str, tuple[Measures, str]]:
     """Map -> (measure -> (H,R) over the analysed rows of every batch, kind of map)."""
     causal_self = bool(getattr(model.config, "causal_mask", True))
     gathered: dict[str, tuple[dict[str, list[torch.Tensor]], str]] = {}
     for batch in batches:
-        _, attention = model(batch.src, batch.tgt_in, return_attention=True)
-        for name, (weights, visible, sink, kind) in studied_maps(
-            attention, causal_self, batch
-        ).items():
-            measures = row_measures(weights, visible, sink)
+        with torch.enable_grad():
+            logits, attention = model(batch.src, batch.tgt_in, return_attention=True)
+            maps = studied_maps(attention, causal_self, batch)
+            grads = logit_gradients(logits, batch, maps) if maps else {}
+        for name, (weights, visible, sink, kind, key_pad) in maps.items():
+            measures = row_measures(weights.detach(), visible, sink, key_pad, grads.get(name))
             analysed = measures.pop("analysed")  # (B,Nq)
             lists = gathered.setdefault(name, ({key: [] for key in measures}, kind))[0]
             for key, values in measures.items():  # (B,H,Nq) -> (H,R_batch)
@@ -144,6 +189,14 @@ def summarise(measures: Measures, kind: str) -> dict[str, float]:
     summary[f"argmax_on_{SINK_TOKEN[kind]}_share"] = measures["argmax_on_sink"].mean().item()
     summary["argmax_on_top_key_share"] = measures["argmax_on_top_key"].mean().item()
     summary["chance_share"] = measures["chance"].mean().item()
+    summary["row_entropy_nats_mean"] = measures["entropy_nats"].mean().item()
+    if "logit_grad_norm" in measures:
+        summary["logit_grad_norm_mean"] = measures["logit_grad_norm"].mean().item()
+    padded = measures["padding_key_share"] > 0
+    summary["rows_with_padding"] = float(padded.sum())
+    if padded.any():
+        summary["padding_mass_mean"] = measures["padding_mass"][padded].mean().item()
+        summary["padding_key_share_mean"] = measures["padding_key_share"][padded].mean().item()
     return summary
 
 
@@ -176,66 +229,30 @@ def attention_table(run: str, model: torch.nn.Module, batches: list[Batch]) -> p
     return pd.DataFrame(records, columns=CSV_COLUMNS)
 
 
-# --- the example figure ---------------------------------------------------------------------------
+# --- the example sentence -------------------------------------------------------------------------
 
 
 @torch.no_grad()
-def example_panels(model: torch.nn.Module, batch: Batch) -> dict[str, torch.Tensor]:
-    """One sentence's cross attention as titled (T,S) panels: the GRU's map, or the Transformer's
-    last decoder layer averaged over heads, then each head (up to MAX_HEAD_PANELS); {} if none."""
+def alignment_table(run: str, model: torch.nn.Module, batch: Batch, src: list[str],
+                    tgt: list[str]) -> pd.DataFrame:  # fmt: skip
+    """One sentence's cross attention in long format (ALIGNMENT_COLUMNS): the GRU's map (layer 0,
+    head 0), or every decoder layer and head of the Transformer (0-based, as dec.<layer>); rows
+    are the target pieces predicted (query_token), columns the source pieces (key_token). Empty
+    without attention."""
     _, attention = model(batch.src, batch.tgt_in, return_attention=True)
     if "cross" in attention:
-        return {"cross attention": attention["cross"][0]}
-    cross = [name for name in attention if name.startswith("dec.") and name.endswith(".cross")]
-    if not cross:
-        return {}
-    last = max(cross, key=lambda name: int(name.split(".")[1]))
-    weights = attention[last][0]  # (H,T,S)
-    panels = {f"{last}, mean of {len(weights)} heads": weights.mean(dim=0)}
-    if 1 < len(weights) <= MAX_HEAD_PANELS:
-        panels.update({f"head {h}": w for h, w in enumerate(weights)})
-    return panels
-
-
-def message_figure(title: str, message: str):
-    """A figure that only says why there is nothing to draw."""
-    fig, ax = plt.subplots(figsize=(4, 1.2))
-    ax.set_title(title, fontsize=9)
-    ax.text(0.5, 0.5, message, ha="center", va="center")
-    ax.axis("off")
-    return fig
-
-
-def alignment_figure(title: str, panels: dict[str, torch.Tensor], src: list[str], tgt: list[str]):
-    """Heatmaps of (T,S) weights: rows the target pieces predicted, columns the source pieces."""
-    if not panels:
-        return message_figure(f"{title}: no attention", "this model has no attention weights")
-    columns = min(len(panels), PANELS_PER_ROW)
-    rows = -(-len(panels) // columns)
-    width = max(2.5, 0.22 * len(src) + 0.8)
-    height = max(2.0, 0.2 * len(tgt) + 1.0)
-    fig, axes = plt.subplots(
-        rows,
-        columns,
-        figsize=(width * columns, height * rows),
-        squeeze=False,
-        sharey=True,
-        layout="constrained",
-    )
-    top = max(weights.max().item() for weights in panels.values())  # one colour scale for all
-    for ax, (name, weights) in zip(axes.flat, panels.items()):
-        sns.heatmap(
-            weights.numpy(), ax=ax, vmin=0, vmax=top, cmap="Greys", square=True,
-            cbar=False, xticklabels=src, yticklabels=tgt,
-        )  # fmt: skip
-        ax.set_title(name, fontsize=8)
-        ax.tick_params(labelsize=6, length=0)
-        ax.set_xticklabels(src, rotation=90)
-    for ax in axes.flat[len(panels) :]:
-        ax.axis("off")
-    fig.colorbar(axes.flat[0].collections[0], ax=axes, shrink=0.6, label="weight")
-    fig.suptitle(title, fontsize=9)
-    return fig
+        maps = {0: attention["cross"][0][None]}  # (H=1,T,S)
+    else:
+        maps = {int(name.split(".")[1]): weights[0] for name, weights in attention.items()
+                if name.startswith("dec.") and name.endswith(".cross")}  # fmt: skip
+    records = [
+        [run, layer, head, i, j, tgt[i], src[j], float(weights[head, i, j])]
+        for layer, weights in sorted(maps.items())
+        for head in range(weights.shape[0])
+        for i in range(len(tgt))
+        for j in range(len(src))
+    ]
+    return pd.DataFrame(records, columns=ALIGNMENT_COLUMNS)
 
 
 # --- reading a run and its test sentences ---------------------------------------------------------
@@ -262,15 +279,6 @@ def pieces(sp, ids: torch.Tensor) -> list[str]:
     return [names.get(i, sp.id_to_piece(i)) for i in ids.tolist() if i != PAD]
 
 
-def run_status(run_dir: Path) -> tuple[str, dict]:
-    """meta.json's status ("ok" or "diverged") and train config; a clear error if it is missing."""
-    meta_path = run_dir / "meta.json"
-    if not meta_path.is_file():
-        raise FileNotFoundError(f"run metadata not found: {meta_path}")
-    meta = json.loads(meta_path.read_text())
-    return meta["status"], meta["train_config"]
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run-dir", required=True, type=Path, help="holds model.pt, meta.json")
@@ -280,11 +288,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--src", required=True)
     parser.add_argument("--tgt", required=True)
     parser.add_argument("--sentences", type=int, default=200, help="the first N test pairs")
-    parser.add_argument("--example", type=int, default=0, help="index of the figure's sentence")
+    parser.add_argument("--example", type=int, default=0, help="index of the example sentence")
     parser.add_argument("--batch-tokens", type=int, default=2000)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--out-csv", required=True, type=Path)
-    parser.add_argument("--out-figure", required=True, type=Path)
+    parser.add_argument("--out-csv", required=True, type=Path, help="attention_<run>.csv")
+    parser.add_argument("--out-alignment", required=True, type=Path, help="alignment_<run>.csv")
     args = parser.parse_args(argv)
     if args.sentences < 1:
         parser.error(f"--sentences must be at least 1, got {args.sentences}")
@@ -293,33 +301,29 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
 
     run = args.run_dir.name
-    status, train_config = run_status(args.run_dir)
+    status = run_status(args.run_dir)
+    alignment = pd.DataFrame(columns=ALIGNMENT_COLUMNS)
     if status != "ok":  # a diverged run is not analysed (nor translated): its weights mean nothing
         table = pd.DataFrame([[run, "none", status, 1.0]], columns=CSV_COLUMNS)
-        fig = message_figure(f"{run}: {status}, no attention maps", "its weights are not analysed")
     else:
         sp = bpe.load(args.spm)
         model = load_model(args.run_dir / "model.pt")
+        max_tokens = read_run_config(args.run_dir)["train"]["max_sentence_tokens"]
         src_ids, tgt_ids = test_pairs(
-            sp, args.data_dir, args.test_set, args.src, args.tgt, args.sentences,
-            train_config["max_sentence_tokens"],
-        )  # fmt: skip
+            sp, args.data_dir, args.test_set, args.src, args.tgt, args.sentences, max_tokens
+        )
         batches = make_batches(src_ids, tgt_ids, args.batch_tokens, shuffle=False)
         table = attention_table(run, model, batches)
         e = args.example
         example = make_batches([src_ids[e]], [tgt_ids[e]], args.batch_tokens, shuffle=False)[0]
-        fig = alignment_figure(
-            f"{run}, {args.test_set} sentence {e}",
-            example_panels(model, example),
-            pieces(sp, example.src[0]),
-            pieces(sp, example.tgt_out[0]),
+        alignment = alignment_table(
+            run, model, example, pieces(sp, example.src[0]), pieces(sp, example.tgt_out[0])
         )
-    for path in (args.out_csv, args.out_figure):
+    for path in (args.out_csv, args.out_alignment):
         path.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out_csv, index=False)
-    fig.savefig(args.out_figure, bbox_inches="tight")
-    plt.close(fig)
-    print(f"{run}: {len(table)} rows -> {args.out_csv}; figure -> {args.out_figure}")
+    alignment.to_csv(args.out_alignment, index=False)
+    print(f"{run}: {len(table)} rows -> {args.out_csv}; {len(alignment)} -> {args.out_alignment}")
 
 
 if __name__ == "__main__":

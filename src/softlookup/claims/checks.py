@@ -1,27 +1,27 @@
-"""Evaluate one check of the claims file against the evidence on disk.
+"""Evaluate one check of the claims file against the evidence the ledger was given.
 
 Every check ends as an Outcome: pass, fail, pending (the evidence is not there: a probe not run,
-a run the configuration does not include, a GPU-only benchmark on a CPU machine) or report
-(shown, never part of the verdict). Nothing missing is ever guessed.
+a comparison the configuration does not define, a GPU-only claim on a CPU machine) or report
+(shown, never part of the verdict). Nothing missing is ever guessed, and nothing is read that the
+ledger was not given explicitly: every file a verdict reads is a declared input of its rule.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .spec import ClaimsFileError, NumericCheck, ScoresCheck, Selection
+from ..evaluate.compare import COLUMNS as COMPARISON_COLUMNS
+from ..evaluate.score import COLUMNS as SCORES_COLUMNS
+from .spec import Check, ClaimsFileError, ComparisonCheck, NumericCheck, RunCheck, TrainingCheck
 
-EVAL_TEST_SET_EXCLUDED = "train"  # collect.py's pseudo test set for training scalars
-SCORES_COLUMNS = {
-    "model", "sweep", "sweep_value", "test_set", "bucket", "metric", "value", "ci_low", "ci_high",
-    "status",
-}  # fmt: skip
 BOOLEAN_CELLS = {"true": 1.0, "false": 0.0}
+NUMERIC = ("value", "ci_low", "ci_high", "delta", "mean_a", "mean_b", "p_value")
 
 
 @dataclass(frozen=True)
@@ -30,16 +30,29 @@ class Outcome:
     label: str
     measured: str  # "label = value", or what is missing
     detail: str  # why the status
-    output: str  # file the number came from (or should have)
+    output: str  # file(s) the number came from (or should have)
     deviation: float | None = None  # approx checks: |measured - expected|
     value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
 
 
 class Evidence:
-    """The files a ledger reads; each loaded once, a missing one remembered as missing."""
+    """The files a ledger reads, given one by one; each loaded once, a missing one remembered."""
 
-    def __init__(self, probes_dir: Path, scores_path: Path, bench_dir: Path) -> None:
-        self.probes_dir, self.scores_path, self.bench_dir = probes_dir, scores_path, bench_dir
+    def __init__(
+        self,
+        probes: list[Path] = (),
+        scores: Path | None = None,
+        comparisons: Path | None = None,
+        bench: list[Path] = (),
+        training: Path | None = None,
+    ) -> None:
+        self.probes = {Path(path).stem: Path(path) for path in probes}
+        self.scores_path = None if scores is None else Path(scores)
+        self.comparisons_path = None if comparisons is None else Path(comparisons)
+        self.bench = [Path(path) for path in bench]
+        self.training_path = None if training is None else Path(training)
         self._cache: dict[Path, pd.DataFrame | None] = {}
 
     def read(self, path: Path) -> pd.DataFrame | None:
@@ -47,32 +60,36 @@ class Evidence:
             self._cache[path] = _read_table(path) if path.exists() else None
         return self._cache[path]
 
-    def probe_path(self, name: str) -> Path:
-        return self.probes_dir / f"{name}.csv"
+    def table(self, path: Path | None, what: str) -> tuple[pd.DataFrame | None, str]:
+        """(frame, "") or (None, why not)."""
+        if path is None:
+            return None, f"no {what} among the ledger's inputs"
+        frame = self.read(path)
+        return (frame, "") if frame is not None else (None, f"{path} was not produced")
 
     def bench_path(self, name: str, device: str) -> tuple[Path | None, str]:
-        """The bench CSV for a device class (gpu, cpu, any: gpu first), or None and why not."""
-        found = sorted(self.bench_dir.glob(f"{name}_*.csv"))
+        """The declared bench CSV <name>_<device>.csv for a device class, or None and why not."""
+        found = [path for path in self.bench if path.stem.startswith(f"{name}_")]
         devices = {path: path.stem[len(name) + 1 :] for path in found}
         gpu = [path for path in found if devices[path] != "cpu"]
         cpu = [path for path in found if devices[path] == "cpu"]
-        chosen = {"gpu": gpu, "cpu": cpu, "any": gpu + cpu}.get(device)
-        if chosen is None:
-            raise ClaimsFileError(f"bench device {device!r} must be gpu, cpu or any")
+        chosen = {
+            "gpu": gpu, "cuda": [p for p in gpu if devices[p] == "cuda"], "cpu": cpu,
+            "any": gpu + cpu,
+        }[device]  # fmt: skip
         if chosen:
             return chosen[0], ""
         have = ", ".join(str(p) for p in found) or "none"
+        wanted = "" if device == "any" else device.upper() + " "
         return None, (
-            f"no {'' if device == 'any' else device.upper() + ' '}benchmark"
-            f" {self.bench_dir}/{name}_<device>.csv in this run"
-            f" (present: {have})"
+            f"no {wanted}benchmark {name}_<device>.csv among the ledger's inputs (declared: {have})"
         )
 
 
 def _read_table(path: Path) -> pd.DataFrame:
     """Setting columns as exact text; value-like columns as numbers where they parse."""
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    for column in ("value", "ci_low", "ci_high"):
+    for column in NUMERIC:
         if column in frame.columns:
             frame[column] = pd.to_numeric(frame[column].replace("", "nan"), errors="coerce")
     return frame
@@ -84,7 +101,7 @@ def _same(cell: str, wanted: str) -> bool:
     try:
         return float(cell) == float(wanted)
     except ValueError:
-        return False
+        return cell.lower() == wanted.lower() and cell.lower() in BOOLEAN_CELLS
 
 
 def _select(frame: pd.DataFrame, settings: dict[str, str]) -> pd.DataFrame | str:
@@ -98,24 +115,30 @@ def _select(frame: pd.DataFrame, settings: dict[str, str]) -> pd.DataFrame | str
     return frame[keep]
 
 
-def format_number(value: float, fmt: str) -> str:
+def format_number(value: float | None, fmt: str) -> str:
+    if value is None:
+        return ""
     if math.isinf(value) or math.isnan(value):
         return str(value)
     return format(value, fmt)
 
 
-def compare_number(check: NumericCheck, value: float, output: str) -> Outcome:
-    """Apply the check's op to a measured number."""
+def allowed_deviation(check: NumericCheck | RunCheck) -> float:
+    return max(
+        check.tolerance or 0.0, (getattr(check, "rel_tolerance", None) or 0.0) * abs(check.expected)
+    )  # fmt: skip (whichever is given; both: the looser)
+
+
+def compare_number(check, value: float, output: str, measured: str | None = None) -> Outcome:
+    """Apply the check's op (approx, above, below, report) to a measured number."""
     shown = format_number(value, check.fmt)
-    measured = f"{check.label} = {shown}"
-    expected = None if check.expected is None else format_number(check.expected, check.fmt)
+    measured = measured or f"{check.label} = {shown}"
+    expected = format_number(check.expected, check.fmt)
     if check.op == "report":
         return Outcome("report", check.label, measured, "reported only", output, value=value)
     if check.op == "approx":
         deviation = abs(value - check.expected)
-        allowed = max(
-            check.tolerance or 0.0, (check.rel_tolerance or 0.0) * abs(check.expected)
-        )  # (whichever is given; both: the looser)
+        allowed = allowed_deviation(check)
         ok = deviation <= allowed + 1e-12 * max(1.0, abs(check.expected))
         detail = f"expected {expected} +- {allowed:.3g}, off by {deviation:.3g}"
         return Outcome(
@@ -130,11 +153,17 @@ def pending(label: str, reason: str, output: str) -> Outcome:
     return Outcome("pending", label, f"{label}: not measured", reason, output)
 
 
+# --- probes ---------------------------------------------------------------------------------------
+
+
 def evaluate_probe(check: NumericCheck, evidence: Evidence) -> Outcome:
-    path = evidence.probe_path(check.name)
+    path = evidence.probes.get(check.name)
+    output = str(path) if path else f"results/probes/{check.name}.csv"
+    if path is None:
+        return pending(check.label, f"no probe {check.name}.csv among the ledger's inputs", output)
     frame = evidence.read(path)
     if frame is None:
-        return pending(check.label, f"{path} was not produced", str(path))
+        return pending(check.label, f"{path} was not produced", output)
     rows = frame[frame.quantity == check.quantity]
 
     def one_value(settings: dict[str, str]) -> float | str:
@@ -155,24 +184,32 @@ def evaluate_probe(check: NumericCheck, evidence: Evidence) -> Outcome:
         denominator = one_value({**check.where, **check.ratio_to})
         value = denominator if isinstance(denominator, str) else value / denominator
     if isinstance(value, str):
-        return pending(check.label, f"not measured in this configuration: {value}", str(path))
-    return compare_number(check, value, str(path))
+        return pending(check.label, f"not measured in this configuration: {value}", output)
+    return compare_number(check, value, output)
+
+
+# --- benchmarks -----------------------------------------------------------------------------------
 
 
 def evaluate_bench(check: NumericCheck, evidence: Evidence) -> Outcome:
     path, why = evidence.bench_path(check.name, check.device)
-    output = str(path) if path else f"{evidence.bench_dir}/{check.name}_<device>.csv"
+    output = str(path) if path else f"results/bench/{check.name}_<device>.csv"
     if path is None:
         return pending(check.label, why, output)
     frame = evidence.read(path)
-    if check.column not in frame.columns:
-        columns = ", ".join(frame.columns)
-        return pending(check.label, f"column {check.column!r} absent from {path} ({columns})",
-                       output)  # fmt: skip
+    if frame is None:
+        return pending(check.label, f"{path} was not produced", output)
+    for column in filter(None, (check.column, check.over)):
+        if column not in frame.columns:
+            columns = ", ".join(frame.columns)
+            return pending(check.label, f"column {column!r} absent from {path} ({columns})",
+                           output)  # fmt: skip
     numerator = _select(frame, check.where)
     if isinstance(numerator, str):
         return pending(check.label, f"{path}: {numerator}", output)
     series = _numbers(numerator[check.column])
+    if check.over is not None:
+        series = series / _numbers(numerator[check.over])
     if check.ratio_to is not None:
         denominator = _select(frame, {**check.where, **check.ratio_to})
         if isinstance(denominator, str):
@@ -207,151 +244,314 @@ def _aggregate(check: NumericCheck, rows: pd.DataFrame, series: pd.Series) -> fl
     x = _numbers(rows[check.x])
     points = pd.DataFrame({"x": x, "y": series}).dropna().groupby("x").y.mean()
     points = points[(points.index > 0) & (points > 0)]
-    if len(points) < 2:
-        return f"fewer than two positive points of {check.column} against {check.x}"
+    if len(points) < check.min_points:
+        return (
+            f"{len(points)} positive points of {check.column} against {check.x}"
+            f" ({', '.join(f'{v:g}' for v in points.index)}); the check needs {check.min_points}"
+        )
     slope, _ = np.polyfit(np.log(points.index.to_numpy(float)), np.log(points.to_numpy()), 1)
     return float(slope)
 
 
-@dataclass(frozen=True)
-class Interval:
-    value: float
-    low: float
-    high: float
-    text: str
+# --- paired comparisons ---------------------------------------------------------------------------
 
 
-def _resolve(rows: pd.DataFrame, column: str, wanted: str) -> str | None:
-    """A literal label, or smallest/largest (sweep values) or shortest/longest (buckets)."""
-    if wanted not in ("smallest", "largest", "shortest", "longest"):
-        return wanted
-    labels = [label for label in rows[column].unique() if label not in ("", "all")]
-    if not labels:
-        return None
-    key = _bucket_start if column == "bucket" else float
-    ordered = sorted(labels, key=key)
-    return ordered[0] if wanted in ("smallest", "shortest") else ordered[-1]
-
-
-def _bucket_start(label: str) -> float:
+def bucket_start(label: str) -> float:
     """'11-15' -> 11, '>60' -> 61: where a source-length bucket begins."""
     text = label.lstrip(">")
     start = float(text.split("-")[0])
     return start + 1 if label.startswith(">") else start
 
 
-def scores_interval(
-    scores: pd.DataFrame, selection: Selection, metric: str, test_set: str
-) -> Interval | str:
-    """The selection's metric with its interval; several seeds: mean value, widest interval. A
-    diverged run has no translation worth scoring and counts as the worst possible score."""
-    rows = scores[
-        (scores.model == selection.model)
-        & (scores.sweep == selection.sweep)
-        & (scores.test_set == test_set)
-        & (scores.metric == metric)
-    ]
-    sweep_value = _resolve(rows, "sweep_value", selection.sweep_value) if selection.sweep else ""
-    same_value = [_same(cell, sweep_value or "") for cell in rows.sweep_value]
-    rows = rows[np.array(same_value, dtype=bool)]
-    bucket = _resolve(rows, "bucket", selection.bucket)
-    rows = rows[rows.bucket == bucket]
-    name = selection.model + (f"[{selection.sweep}={sweep_value}]" if selection.sweep else "")
-    name += f" {metric}@{test_set}/{bucket}"
-    if rows.empty:
-        return f"no {name} in the scores table (this configuration has no such run)"
-    ok = rows[rows.status != "diverged"]
-    if ok.empty:
-        interval = Interval(-math.inf, -math.inf, -math.inf, f"{name} diverged")
-    elif ok.value.isna().any():
-        return f"{name} has no value"
-    else:
-        value, low, high = ok.value.mean(), ok.ci_low.min(), ok.ci_high.max()
-        if math.isnan(low) or math.isnan(high):  # a scalar without an interval
-            low = high = value
-        seeds = f", {len(ok)} seeds" if len(ok) > 1 else ""
-        interval = Interval(value, low, high, f"{name} {value:.4g} [{low:.4g}, {high:.4g}]{seeds}")
-    if selection.ratio_to is None:
-        return interval
-    below = scores_interval(scores, selection.ratio_to, metric, test_set)
-    if isinstance(below, str):
-        return below
-    return _quotient(interval, below)
+def _buckets(rows: pd.DataFrame) -> list[str]:
+    """The length buckets present (not 'all'), shortest first."""
+    return sorted((b for b in rows.bucket.unique() if b not in ("", "all")), key=bucket_start)
 
 
-def _quotient(top: Interval, bottom: Interval) -> Interval:
-    """Interval arithmetic for top / bottom; unbounded when bottom's interval reaches 0."""
-    text = f"({top.text}) / ({bottom.text})"
-    if not bottom.low > 0 or math.isinf(top.value):
-        return Interval(math.nan, -math.inf, math.inf, text + ": ratio undefined")
-    candidates = [top.low / bottom.low, top.low / bottom.high, top.high / bottom.low,
-                  top.high / bottom.high]  # fmt: skip
-    value = top.value / bottom.value
-    return Interval(value, min(candidates), max(candidates), f"{text} = {value:.3g}")
+def _family(pattern: str) -> re.Pattern | None:
+    """'d3_scaled_vs_unscaled_dk{x}' -> a regex with a numeric group x; None for a plain name."""
+    if "{x}" not in pattern:
+        return None
+    head, tail = pattern.split("{x}", 1)
+    return re.compile(f"^{re.escape(head)}(?P<x>\\d+(?:\\.\\d+)?){re.escape(tail)}$")
 
 
-def _compare_intervals(op: str, left: Interval, right: Interval, tolerance: float) -> tuple:
-    """(passed, why) for left op right, decided by non-overlapping intervals."""
-    if op == "equal":
-        ok = abs(left.value - right.value) <= tolerance * abs(right.value)
-        return ok, "equal" if ok else "differ"
-    if op == "not_below":
-        ok = left.high >= right.low
-        return ok, "not clearly below" if ok else "clearly below"
-    higher, lower = (left, right) if op == "above" else (right, left)
-    if higher.low > lower.high:
-        return True, "intervals separate in the claimed direction"
-    if higher.high < lower.low:
-        return False, "intervals separate in the opposite direction"
-    return False, "intervals overlap: no difference shown at 95%"
-
-
-def evaluate_scores(check: ScoresCheck, evidence: Evidence) -> Outcome:
-    path = evidence.scores_path
-    output = str(path)
-    scores = evidence.read(path)
-    if scores is None:
-        return pending(check.label, f"{path} was not produced", output)
-    absent = sorted(SCORES_COLUMNS - set(scores.columns))
+def _comparison_rows(check: ComparisonCheck | RunCheck, evidence: Evidence, metric: str | None):
+    """(rows of comparisons.csv for the check's name or family, output, why none)."""
+    frame, why = evidence.table(evidence.comparisons_path, "comparisons table")
+    output = str(evidence.comparisons_path or "results/tables/comparisons.csv")
+    if frame is None:
+        return None, output, why
+    absent = sorted(set(COMPARISON_COLUMNS) - set(frame.columns))
     if absent:
-        raise ValueError(f"{path}: the scores table lacks columns {absent}")
-    test_sets = {s.test_set for s in (check.left, check.right) if s.test_set} or {
-        name for name in scores.test_set.unique() if name != EVAL_TEST_SET_EXCLUDED
-    }
-    if not test_sets:
-        return pending(check.label, f"{path} holds no evaluated test set", output)
-    results, missing = [], []
-    for test_set in sorted(test_sets):
-        left = scores_interval(scores, check.left, check.metric, test_set)
-        right = scores_interval(scores, check.right, check.metric, test_set)
-        gaps = [side for side in (left, right) if isinstance(side, str)]
-        if gaps:
-            missing += gaps
-            continue
-        passed, why = _compare_intervals(check.op, left, right, check.tolerance)
-        results.append((passed, f"{left.text} {check.op} {right.text}: {why}"))
-    if not results:
-        return pending(check.label, "; ".join(dict.fromkeys(missing)), output)
-    measured = f"{check.label}: " + "; ".join(text for _, text in results)
-    if check.requires_device:
-        devices = set(scores.get("device", pd.Series(dtype=str)).unique()) - {""}
-        if not devices or devices <= {"cpu"}:
-            reason = (
-                f"needs {check.requires_device.upper()} runs; the scores table records"
-                f" {'no device' if not devices else 'device ' + ', '.join(sorted(devices))}"
+        raise ValueError(f"{output}: the comparisons table lacks columns {absent}")
+    family = _family(check.comparison)
+    names = frame.comparison.astype(str)
+    rows = frame[names.str.match(family) if family else names == check.comparison]
+    if metric is not None:
+        rows = rows[rows.metric == metric]
+    if getattr(check, "test_set", None):
+        rows = rows[rows.test_set == check.test_set]
+    if rows.empty:
+        present = ", ".join(sorted(frame.comparison.unique())) or "none"
+        what = f"comparison {check.comparison}" + (f" ({metric})" if metric else "")
+        return (
+            None,
+            output,
+            (
+                f"{what} absent from {output}: the configuration does not compare these variants"
+                f" (present: {present})"
+            ),
+        )
+    if family:
+        rows = rows.assign(x=[float(family.match(n).group("x")) for n in rows.comparison])
+    return rows, output, ""
+
+
+def _one_bucket(rows: pd.DataFrame, bucket: str) -> pd.DataFrame | str:
+    if bucket in ("shortest", "longest"):
+        labels = _buckets(rows)
+        if not labels:
+            return "no length buckets"
+        bucket = labels[0] if bucket == "shortest" else labels[-1]
+    picked = rows[rows.bucket == bucket]
+    if picked.empty:
+        return f"no bucket {bucket!r} (present: {', '.join(rows.bucket.unique())})"
+    return picked
+
+
+def _describe(row: pd.Series) -> str:
+    p = "" if pd.isna(row.p_value) else f", p = {row.p_value:.3g}"
+    return (
+        f"{row.comparison} {row.metric}@{row.test_set}/{row.bucket}: {row.system_a}"
+        f" {row.mean_a:.2f} vs {row.system_b} {row.mean_b:.2f}, delta {row.delta:+.2f}"
+        f" [{row.ci_low:+.2f}, {row.ci_high:+.2f}]{p}, {row.seeds} seeds, n = {row.n_sentences}"
+    )
+
+
+def _interval_test(check: ComparisonCheck, row: pd.Series, output: str, text: str) -> Outcome:
+    """A paired difference judged by its 95% interval."""
+    low, high, value = float(row.ci_low), float(row.ci_high), float(row.delta)
+    expected = check.expected if check.expected is not None else 0.0
+    if check.op == "report":
+        status, detail = "report", "reported only"
+    elif check.op == "above":
+        status = "pass" if low > expected else "fail"
+        detail = f"expected the interval above {expected:g}"
+    elif check.op == "below":
+        status = "pass" if high < expected else "fail"
+        detail = f"expected the interval below {expected:g}"
+    elif check.op == "equivalent":
+        status = "pass" if -check.margin < low and high < check.margin else "fail"
+        detail = f"expected the interval inside +-{check.margin:g} (equivalence margin)"
+    else:  # non_inferior
+        status = "pass" if low > -check.margin else "fail"
+        detail = f"expected the interval above -{check.margin:g} (non-inferiority margin)"
+    if status == "fail" and low <= expected <= high and check.op in ("above", "below"):
+        detail += "; the interval includes it: no difference shown at 95%"
+    return Outcome(status, check.label, f"{check.label}: {text}", detail, output,
+                   value=value, ci_low=low, ci_high=high)  # fmt: skip
+
+
+def evaluate_comparison(check: ComparisonCheck, evidence: Evidence) -> Outcome:
+    rows, output, why = _comparison_rows(check, evidence, check.metric)
+    if rows is None:
+        return pending(check.label, why, output)
+    if check.statistic == "delta":
+        picked = _one_bucket(rows, check.bucket)
+        if isinstance(picked, str):
+            return pending(check.label, f"{check.comparison}: {picked}", output)
+        if len(picked) > 1:
+            raise ClaimsFileError(
+                f"check {check.label!r}: {len(picked)} rows of {output} match"
+                f" {check.comparison}/{check.bucket}; name its test_set"
             )
-            return Outcome("pending", check.label, measured, reason, output)
-    status = "pass" if all(passed for passed, _ in results) else "fail"
-    detail = "all test sets agree" if status == "pass" else "see measured"
+        row = picked.iloc[0]
+        return _interval_test(check, row, output, _describe(row))
+    if check.statistic == "share_kept":
+        return _share_kept(check, rows, output)
+    return _family_statistic(check, rows, output)
+
+
+def _share_kept(check: ComparisonCheck, rows: pd.DataFrame, output: str) -> Outcome:
+    """How much of its shortest-bucket score each system keeps on the longest bucket: A's share
+    minus B's (paired rows: the same sentences in each bucket)."""
+    labels = [b for b in _buckets(rows) if rows[rows.bucket == b].mean_b.notna().all()]
+    if len(labels) < 2:
+        return pending(check.label, f"{check.comparison}: fewer than two length buckets", output)
+    short = rows[rows.bucket == labels[0]].iloc[0]
+    long = rows[rows.bucket == labels[-1]].iloc[0]
+    if not (short.mean_a > 0 and short.mean_b > 0):
+        return pending(check.label, f"{check.comparison}: a zero score on the shortest bucket",
+                       output)  # fmt: skip
+    share_a, share_b = long.mean_a / short.mean_a, long.mean_b / short.mean_b
+    value = share_a - share_b
+    text = (
+        f"{check.label} = {value:+.2f}: {short.system_a} keeps {share_a:.2f} of its"
+        f" {short.bucket}-word score on {long.bucket} words"
+        f" ({long.mean_a:.2f} / {short.mean_a:.2f}),"
+        f" {short.system_b} {share_b:.2f} ({long.mean_b:.2f} / {short.mean_b:.2f});"
+        f" longest bucket: {_describe(long)}"
+    )
+    return compare_number(check, value, output, measured=text)
+
+
+def _family_statistic(check: ComparisonCheck, rows: pd.DataFrame, output: str) -> Outcome:
+    """A family of comparisons against x (d_k, heads): slope of delta against log2 x, its largest
+    delta, or the delta at the largest x."""
+    picked = _one_bucket(rows, check.bucket)
+    if isinstance(picked, str):
+        return pending(check.label, f"{check.comparison}: {picked}", output)
+    picked = picked.sort_values("x")
+    points = ", ".join(f"x={row.x:g}: {row.delta:+.2f} [{row.ci_low:+.2f}, {row.ci_high:+.2f}]"
+                       for row in picked.itertuples())  # fmt: skip
+    if picked.x.nunique() < check.min_points:
+        return pending(check.label, f"{check.comparison}: {picked.x.nunique()} values of x"
+                       f" ({points}); the check needs {check.min_points}", output)  # fmt: skip
+    if check.statistic == "slope":
+        slope, _ = np.polyfit(np.log2(picked.x.to_numpy(float)), picked.delta.to_numpy(float), 1)
+        text = f"{check.label} = {slope:+.3f} per doubling ({points})"
+        return compare_number(check, float(slope), output, measured=text)
+    row = picked.loc[picked.delta.idxmax()] if check.statistic == "max" else picked.iloc[-1]
+    return _interval_test(check, row, output, f"{_describe(row)} (family: {points})")
+
+
+# --- per-run numbers of the scores table ----------------------------------------------------------
+
+
+def _variants(check: RunCheck, evidence: Evidence) -> tuple[list[str], str, str]:
+    """The variants a run check compares, the files that named them, or why not."""
+    if check.comparison is None:
+        return [check.a, check.b], "", ""
+    rows, output, why = _comparison_rows(check, evidence, None)
+    if rows is None:
+        return [], output, why
+    if _family(check.comparison):
+        return list(dict.fromkeys([*rows.system_a, *rows.system_b])), output, ""
+    return [rows.system_a.iloc[0], rows.system_b.iloc[0]], output, ""
+
+
+def run_values(scores: pd.DataFrame, variant: str, name: str) -> pd.DataFrame:
+    """One value per run of a variant: a settings column (tokens_per_s), or a metric's 'all' row."""
+    rows = scores[scores.variant == variant]
+    if name in rows.columns:
+        values = rows.groupby("run")[name].first()
+    else:
+        metric = rows[(rows.metric == name) & rows.bucket.isin(["all", ""])]
+        values = metric.groupby("run").value.first()
+    values = pd.to_numeric(values, errors="coerce").dropna()
+    devices = rows.groupby("run").device.first() if "device" in rows.columns else pd.Series()
+    return pd.DataFrame({"value": values, "device": devices.reindex(values.index)})
+
+
+def evaluate_run_value(check: RunCheck, evidence: Evidence) -> Outcome:
+    variants, named_by, why = _variants(check, evidence)
+    scores, scores_why = evidence.table(evidence.scores_path, "scores table")
+    output = " ".join(filter(None, [str(evidence.scores_path or "results/tables/scores.csv"),
+                                    named_by]))  # fmt: skip
+    if not variants:
+        return pending(check.label, why, output)
+    if scores is None:
+        return pending(check.label, scores_why, output)
+    absent = sorted(set(SCORES_COLUMNS) - set(scores.columns))
+    if absent:
+        raise ValueError(f"{evidence.scores_path}: the scores table lacks columns {absent}")
+    per_variant = {variant: run_values(scores, variant, check.run_value) for variant in variants}
+    missing = [variant for variant, runs in per_variant.items() if runs.empty]
     if missing:
-        detail += "; not measured: " + "; ".join(dict.fromkeys(missing))
-    return Outcome(status, check.label, measured, detail, output)
+        return pending(check.label, f"no {check.run_value} for variant(s) {', '.join(missing)} in"
+                       f" {evidence.scores_path}", output)  # fmt: skip
+    means = {variant: float(runs.value.mean()) for variant, runs in per_variant.items()}
+    parts = [f"{variant} {format_number(mean, check.fmt)} ({len(per_variant[variant])} runs)"
+             for variant, mean in means.items()]  # fmt: skip
+    if check.statistic == "spread":
+        values = list(means.values())
+        value = (max(values) - min(values)) / abs(np.mean(values))
+        text = f"{check.label} = {value:.3g}: " + ", ".join(parts)
+    else:
+        a, b = variants
+        value = means[a] / means[b] if means[b] else math.nan
+        text = f"{check.label} = {value:.3g}: " + " / ".join(parts)
+    outcome = compare_number(check, value, output, measured=text)
+    devices = {d for runs in per_variant.values() for d in runs.device.dropna()} - {""}
+    return _needs_device(check, outcome, devices, "the scores table records")
 
 
-def evaluate(check: NumericCheck | ScoresCheck, evidence: Evidence) -> Outcome:
-    if isinstance(check, ScoresCheck):
-        return evaluate_scores(check, evidence)
-    outcome = (evaluate_probe if check.kind == "probe" else evaluate_bench)(check, evidence)
+def _needs_device(check, outcome: Outcome, devices: set[str], who: str) -> Outcome:
+    """A claim about GPUs stays pending on CPU runs, its CPU measurement still shown."""
+    if check.requires_device is None or outcome.status == "report":
+        return outcome
+    if devices and not devices <= {"cpu"}:
+        return outcome
+    seen = "no device" if not devices else "device " + ", ".join(sorted(devices))
+    return replace(outcome, status="pending",
+                   detail=f"needs {check.requires_device.upper()} runs; {who} {seen}")  # fmt: skip
+
+
+# --- training curves ------------------------------------------------------------------------------
+
+
+def evaluate_training(check: TrainingCheck, evidence: Evidence) -> Outcome:
+    """Training time until the validation loss first reaches a target, variant a / variant b,
+    from results/tables/training.csv (one row per run x epoch; wall_s: that epoch's training)."""
+    log, why = evidence.table(evidence.training_path, "training table")
+    output = str(evidence.training_path or "results/tables/training.csv")
+    if log is None:
+        return pending(check.label, why, output)
+    log = log.assign(**{c: pd.to_numeric(log[c], errors="coerce")
+                        for c in ("epoch", "val_loss", "wall_s")})  # fmt: skip
+    runs = {variant: log[log.variant == variant] for variant in (check.a, check.b)}
+    missing = [variant for variant, rows in runs.items() if rows.empty]
+    if missing:
+        return pending(check.label, f"no training record of variant(s) {', '.join(missing)} in"
+                       f" {output}", output)  # fmt: skip
+    best = [rows.val_loss.min() for frame in runs.values() for _, rows in frame.groupby("run")]
+    target = max(best) if check.target == "common" else float(check.target)
+    times = {}
+    for variant, frame in runs.items():
+        reached = []
+        for _, rows in frame.sort_values("epoch").groupby("run"):
+            hit = rows.val_loss.to_numpy() <= target + 1e-12
+            if hit.any():
+                reached.append(float(rows.wall_s.to_numpy()[: hit.argmax() + 1].sum()))
+        if not reached:
+            return pending(check.label, f"{variant} never reaches validation loss {target:.3f}",
+                           output)  # fmt: skip
+        times[variant] = float(np.mean(reached))
+    value = times[check.a] / times[check.b]
+    threads = {variant: sorted(set(frame.threads)) if "threads" in frame.columns else ["?"]
+               for variant, frame in runs.items()}  # fmt: skip
+    text = (
+        f"{check.label} = {value:.3g}: to validation loss {target:.3f}, {check.a}"
+        f" {times[check.a]:.0f} s, {check.b} {times[check.b]:.0f} s"
+        f" (threads {','.join(map(str, threads[check.a]))}"
+        f" vs {','.join(map(str, threads[check.b]))})"
+    )
+    outcome = compare_number(check, value, output, measured=text)
+    if threads[check.a] != threads[check.b] and outcome.status in ("pass", "fail"):
+        outcome = replace(
+            outcome,
+            status="pending",
+            detail="the two models trained on different numbers of threads",
+        )
+    scores, _ = evidence.table(evidence.scores_path, "scores table")
+    devices = set()
+    if scores is not None and "device" in scores.columns:
+        devices = set(scores[scores.variant.isin([check.a, check.b])].device) - {""}
+    return _needs_device(check, outcome, devices, "the scores table records")
+
+
+def evaluate(check: Check, evidence: Evidence) -> Outcome:
+    if isinstance(check, ComparisonCheck):
+        outcome = evaluate_comparison(check, evidence)
+    elif isinstance(check, RunCheck):
+        outcome = evaluate_run_value(check, evidence)
+    elif isinstance(check, TrainingCheck):
+        outcome = evaluate_training(check, evidence)
+    elif check.kind == "probe":
+        outcome = evaluate_probe(check, evidence)
+    else:
+        outcome = evaluate_bench(check, evidence)
     if check.op == "report" and outcome.status == "pending":  # a missing aside stays an aside
         return replace(outcome, status="report", measured=f"{outcome.measured} ({outcome.detail})")
     return outcome

@@ -1,108 +1,156 @@
-"""The claims ledger: every claim of config/claims.yaml, measured and judged.
+"""The claims ledger: every claim of config/claims.yaml, measured and judged, as two CSVs.
 
-python -m softlookup.claims.ledger --claims config/claims.yaml --probes-dir results/probes \
-    --scores results/tables/scores.csv --bench-dir results/bench \
-    --out results/claims/claims.csv --out-tex results/claims/claims_table.tex \
-    --out-macros results/claims/claims_macros.tex
+python -m softlookup.claims.ledger --claims config/claims.yaml \
+    --probes results/probes/a.csv ... --scores results/tables/scores.csv \
+    --comparisons results/tables/comparisons.csv --bench results/bench/generation_cpu.csv ... \
+    --training results/tables/training.csv \
+    --out results/claims/claims.csv --out-checks results/claims/checks.csv
+
+Only the files named on the command line are read (the rule's declared inputs). claims.csv has
+one row per claim (COLUMNS, then the environment's columns); checks.csv one row per check
+(CHECK_COLUMNS). No LaTeX here: the report renders both tables.
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
 from pathlib import Path
 
 import pandas as pd
-import torch
+import yaml
 
-from .checks import Evidence, evaluate, format_number
-from .spec import Claim, NumericCheck, ScoresCheck, load_claims
-from ..report.latex import claims_macros, claims_table
-from .verdicts import measured_full, measured_summary, verdict
+from ..provenance import config_hash, environment
+from .checks import Evidence, Outcome, allowed_deviation, evaluate, format_number
+from .spec import GROUPS, Check, Claim, load_claims
+from .verdicts import headline, measured_full, verdict
 
 COLUMNS = [
-    "id", "claim", "source", "paper", "cite", "expected", "measured", "tolerance", "verdict",
-    "reason", "rule", "output", "measured_detail", "python", "torch", "device",
+    "id", "group", "short", "source", "expected", "measured", "ci_low", "ci_high", "verdict",
+    "reason", "where", "rule", "outputs", "config_hash",
+    # after the contract's columns: the rest of the claim, for the report and the appendix
+    "value", "group_name", "claim", "paper", "cite", "expected_detail", "tolerance", "note",
+    "checks_decisive", "checks_passed", "checks_pending", "measured_detail",
+]  # fmt: skip
+CHECK_COLUMNS = [
+    "claim_id", "check", "kind", "label", "op", "expected", "allowed", "status", "value",
+    "value_text", "ci_low", "ci_high", "measured", "detail", "rule", "output", "macro", "decisive",
+    "headline",
 ]  # fmt: skip
 
 
-NOT_MEASURED = "not measured"
+def producer(check: Check, producers: dict) -> str:
+    """The Snakemake rule that writes the check's evidence, from the claims file's map: a rule
+    name per kind of evidence or, where one kind comes from several rules, name -> rule."""
+    rule = producers[check.kind]
+    return str(rule[check.name]) if isinstance(rule, dict) else str(rule)
 
 
-def environment() -> dict[str, str]:
-    if torch.cuda.is_available():
-        device = f"cuda: {torch.cuda.get_device_name(0)}"
-    else:
-        device = f"cpu: {platform.machine()}"
-    return {"python": platform.python_version(), "torch": torch.__version__, "device": device}
+def check_row(claim: Claim, number: int, check: Check, outcome: Outcome, rule: str) -> dict:
+    allowed = ""
+    if getattr(check, "op", "") == "approx":
+        allowed = format_number(allowed_deviation(check), ".3g")
+    elif getattr(check, "margin", None) is not None:
+        allowed = f"{check.margin:g}"
+    return {
+        "claim_id": claim.id,
+        "check": number,
+        "kind": check.kind,
+        "label": check.label,
+        "op": check.op,
+        "expected": format_number(check.expected, check.fmt),
+        "allowed": allowed,
+        "status": outcome.status,
+        "value": outcome.value,
+        "value_text": ""
+        if outcome.value is None or outcome.status == "pending"
+        else format_number(outcome.value, check.fmt),
+        "ci_low": outcome.ci_low,
+        "ci_high": outcome.ci_high,
+        "measured": outcome.measured,
+        "detail": outcome.detail,
+        "rule": rule,
+        "output": outcome.output,
+        "macro": check.macro or "",
+        "decisive": check.decisive,
+        "headline": check.headline,
+    }
 
 
-def producer(check: NumericCheck | ScoresCheck, producers: dict) -> str:
-    """The Snakemake rule that writes the check's evidence, from the claims file's map: a pattern
-    ("probe_{name}") or, where rules and outputs do not pair by name, a mapping name -> rule."""
-    kind = "scores" if isinstance(check, ScoresCheck) else check.kind
-    name = "" if isinstance(check, ScoresCheck) else check.name
-    rule = producers.get(kind, kind)
-    return str(rule[name]) if isinstance(rule, dict) else str(rule).format(name=name)
-
-
-def judge(claim: Claim, evidence: Evidence, producers: dict) -> tuple[dict, dict[str, str]]:
-    """One ledger row for a claim, and the macros its checks asked for."""
+def judge(claim: Claim, evidence: Evidence, producers: dict) -> tuple[dict, list[dict]]:
+    """One claims.csv row for a claim, and one checks.csv row per check."""
     outcomes = [evaluate(check, evidence) for check in claim.checks]
+    rules = [producer(check, producers) for check in claim.checks]
     result, reason = verdict(outcomes)
-    numbers = {
-        check.macro: NOT_MEASURED
-        if outcome.value is None
-        else format_number(outcome.value, check.fmt)
-        for check, outcome in zip(claim.checks, outcomes)
-        if getattr(check, "macro", None)
-    }  # every declared macro exists, so the paper compiles before the evidence does
+    text, top = headline(list(claim.checks), outcomes)
+    decisive = [o for o in outcomes if o.status != "report"]
     row = {
         "id": claim.id,
-        "claim": claim.text,
+        "group": claim.group,
+        "short": claim.short,
         "source": " ".join(claim.sources),
+        "expected": claim.expected,
+        "measured": text,
+        "ci_low": None if top is None else top.ci_low,
+        "ci_high": None if top is None else top.ci_high,
+        "verdict": result,
+        "reason": reason,
+        "where": claim.section,
+        "rule": " ".join(dict.fromkeys(rules)),
+        "outputs": " ".join(
+            dict.fromkeys(o for outcome in outcomes for o in outcome.output.split())
+        ),
+        "value": None if top is None else top.value,
+        "group_name": GROUPS.get(claim.group, ""),
+        "claim": claim.text,
         "paper": claim.paper,
         "cite": claim.cite,
-        "expected": claim.expected,
-        "measured": measured_summary(outcomes),
+        "expected_detail": claim.expected_detail,
         "tolerance": claim.tolerance,
-        "verdict": result,
-        "reason": reason + (f". {claim.note}" if claim.note else ""),
-        "rule": " ".join(dict.fromkeys(producer(check, producers) for check in claim.checks)),
-        "output": " ".join(dict.fromkeys(outcome.output for outcome in outcomes)),
+        "note": claim.note,
+        "checks_decisive": len(decisive),
+        "checks_passed": sum(o.status == "pass" for o in decisive),
+        "checks_pending": sum(o.status == "pending" for o in decisive),
         "measured_detail": measured_full(outcomes),
     }
-    return row, numbers
+    checks = [
+        check_row(claim, number, check, outcome, rule)
+        for number, (check, outcome, rule) in enumerate(zip(claim.checks, outcomes, rules), 1)
+    ]
+    return row, checks
 
 
-def build_ledger(claims_path: Path, evidence: Evidence) -> tuple[pd.DataFrame, dict[str, str]]:
+def build_ledger(claims_path: Path, evidence: Evidence) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(claims table, checks table) for every claim of the file, in file order."""
     claims, producers = load_claims(claims_path)
-    rows, numbers = [], {}
+    settings = config_hash(yaml.safe_load(Path(claims_path).read_text()))
+    env = environment()
+    rows, checks = [], []
     for claim in claims:
-        row, claim_numbers = judge(claim, evidence, producers)
-        rows.append({**row, **environment()})
-        numbers.update(claim_numbers)
-    return pd.DataFrame(rows, columns=COLUMNS), numbers
+        row, claim_checks = judge(claim, evidence, producers)
+        rows.append({**row, "config_hash": settings, **env})
+        checks += claim_checks
+    columns = COLUMNS + [name for name in env if name not in COLUMNS]
+    return pd.DataFrame(rows, columns=columns), pd.DataFrame(checks, columns=CHECK_COLUMNS)
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--claims", type=Path, required=True, help="config/claims.yaml")
-    parser.add_argument("--probes-dir", type=Path, required=True, help="the probes' CSVs")
-    parser.add_argument("--scores", type=Path, required=True, help="results/tables/scores.csv")
-    parser.add_argument("--bench-dir", type=Path, required=True, help="results/bench")
+    parser.add_argument("--probes", type=Path, nargs="*", default=[], help="probe CSVs")
+    parser.add_argument("--scores", type=Path, help="results/tables/scores.csv")
+    parser.add_argument("--comparisons", type=Path, help="results/tables/comparisons.csv")
+    parser.add_argument("--bench", type=Path, nargs="*", default=[], help="bench CSVs")
+    parser.add_argument("--training", type=Path, help="results/tables/training.csv")
     parser.add_argument("--out", type=Path, required=True, help="claims.csv to write")
-    parser.add_argument("--out-tex", type=Path, required=True, help="LaTeX table fragment")
-    parser.add_argument("--out-macros", type=Path, required=True, help="LaTeX macros")
+    parser.add_argument("--out-checks", type=Path, required=True, help="checks.csv to write")
     args = parser.parse_args(argv)
-    evidence = Evidence(args.probes_dir, args.scores, args.bench_dir)
-    ledger, numbers = build_ledger(args.claims, evidence)
-    for path in (args.out, args.out_tex, args.out_macros):
+    evidence = Evidence(args.probes, args.scores, args.comparisons, args.bench, args.training)
+    ledger, checks = build_ledger(args.claims, evidence)
+    for path in (args.out, args.out_checks):
         path.parent.mkdir(parents=True, exist_ok=True)
     ledger.to_csv(args.out, index=False)
-    args.out_tex.write_text(claims_table(ledger))
-    args.out_macros.write_text(claims_macros(ledger, numbers))
-    print(ledger[["id", "verdict", "reason"]].to_string(index=False, max_colwidth=90))
+    checks.to_csv(args.out_checks, index=False)
+    print(ledger[["id", "verdict", "measured"]].to_string(index=False, max_colwidth=90))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
-"""Probes: small measurements of the exact, statistical and counting claims, plus the claims ledger.
+"""Probes: small measurements of the exact, statistical and counting claims (A1-C3).
 
 One module per claim family, each a command-line entry writing a tidy CSV
 (`python -m softlookup.probes.<name> --out results/probes/<name>.csv`):
-worked_examples (A1-A8), spread (B1), saturation (B2), order (B3), averaging (B4),
-diagnostics (B5), counting (C1-C3). `plots` draws the figures; `ledger` turns the probe CSVs,
-the scores table and the benchmark CSVs into verdicts for every claim in config/claims.yaml.
+worked_examples (A1-A9), spread (B1), saturation (B2), order (B3, B6), averaging (B4),
+diagnostics (B5), gradients (B7), counting (C1-C3). The claims ledger (softlookup.claims) judges
+them; the report draws their figures.
 """
 
 PROBES = (
@@ -14,5 +14,6 @@ PROBES = (
     "order",
     "averaging",
     "diagnostics",
+    "gradients",
     "counting",
 )

@@ -10,6 +10,10 @@ skip); attention with a skip connection (x + attn(x)); a plain linear layer. Aft
 token-uniformity residual ||X - 1 mean(X)||_F / ||X||_F (0 when every token is the same vector) and
 the effective rank exp(entropy of the normalised singular values).
 
+Composition: a stack of linear layers equals one linear map, the product of their matrices (what
+"stacked linear layers collapse" means). The attention-only stack's collapse is a different one:
+rank collapse towards one token vector (Dong, Cordonnier and Loukas 2021).
+
 Linearity: is one attention layer a linear function of its input? Relative errors of
 superposition f(x + y) = f(x) + f(y) and homogeneity f(2x) = 2 f(x); and of superposition in the
 values alone, with the weights held fixed.
@@ -86,6 +90,18 @@ def measure_depth(rows: TidyRows, seed: int, n_tokens: int, width: int, depth: i
             rows.add("effective_rank", effective_rank(x), stack=kind, depth=layer)
 
 
+def measure_composition(rows: TidyRows, seed: int, n_tokens: int, width: int, depth: int) -> None:
+    """Stacked linear layers are one linear map: x W1 W2 ... Wn against x (W1 W2 ... Wn), the
+    product formed first. The relative difference is rounding only (float64)."""
+    x = torch.randn(n_tokens, width, generator=generator(seed, 4), dtype=torch.float64)
+    weights = random_projections(generator(seed, 5), width, depth)
+    stacked, product = x, torch.eye(width, dtype=torch.float64)
+    for w in weights:
+        stacked, product = stacked @ w, product @ w
+    rows.add("composition_error", relative_error(stacked, x @ product), stack="linear",
+             depth=depth)  # fmt: skip
+
+
 def relative_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
     return float((actual - expected).norm() / expected.norm())
 
@@ -114,6 +130,7 @@ def measure_averaging(n_tokens: int, width: int, depth: int, seed: int) -> TidyR
     rows.add_params(n_tokens=n_tokens, width=width, depth=depth, seed=seed)
     measure_hull(rows, generator(seed, 0), n_tokens, width)
     measure_depth(rows, seed, n_tokens, width, depth)
+    measure_composition(rows, seed, n_tokens, width, depth)
     measure_linearity(rows, generator(seed, 3), n_tokens, width)
     return rows
 

@@ -1,4 +1,5 @@
-"""Shared plumbing for the probes: tidy rows, seeded generators, softmax through the attention entry."""
+"""Shared plumbing for the probes: tidy rows, seeded generators, softmax through the attention
+entry, config settings as CLI options."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from softlookup.kernels import reference_attention
 
 
 class TidyRows:
-    """Rows of one probe's CSV: probe, quantity, setting columns, value (one measured number each)."""
+    """Rows of one probe's CSV: probe, quantity, setting columns, value (one number each)."""
 
     def __init__(self, probe: str) -> None:
         self.probe = probe
@@ -106,6 +107,17 @@ def int_list(text: str) -> list[int]:
 def float_list(text: str) -> list[float]:
     """Parse "1,2.5" into [1.0, 2.5] for list-valued CLI options."""
     return _parse_list(text, float, "numbers")
+
+
+def cli_options(settings: dict, seed: int) -> list[str]:
+    """A probe's config mapping as a CLI option list (the workflow's rule `probe`): n_pairs: 10000
+    -> ["--n-pairs", "10000"], lists joined by commas (dims: [4, 16] -> ["--dims", "4,16"]); the
+    shared seed first."""
+    options = ["--seed", str(seed)]
+    for key, value in settings.items():
+        text = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
+        options += [f"--{key.replace('_', '-')}", text]
+    return options
 
 
 def run_probe_cli(

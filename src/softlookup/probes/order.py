@@ -5,6 +5,10 @@ through the default attention entry. For n_permutations random shuffles P, the l
 |attn(P x) - P attn(x)|, without a mask and with a causal mask, absolute and relative to the
 largest output. Also the four-word example read in reverse order ("flooded bank river the"): the
 largest difference between bank's weights and the reversed reading of them.
+
+The causal mask, directly: change one later token and measure how far every earlier output moves
+through a small stack of attention layers (none under the mask, exactly: a masked key gets weight
+0, not a small weight), and how far the outputs from that token on move.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from .common import TidyRows, attend, generator, run_probe_cli
 from .worked_examples import river_bank_inputs
 
 MASKINGS = {"none": False, "causal": True}
+FUTURE_LAYERS = 3  # depth of the stack in which a later token is changed
 
 
 def random_projections(gen: torch.Generator, width: int, count: int) -> list[torch.Tensor]:
@@ -51,6 +56,8 @@ def measure_order(n_tokens: int, width: int, n_permutations: int, seed: int) -> 
         rows.add("max_abs_equivariance_error", error, masking=masking)
         rows.add("rel_equivariance_error", error / float(out.abs().max()), masking=masking)
 
+    measure_future_change(rows, x, gen)
+
     q, k, v = river_bank_inputs()
     reverse = torch.arange(q.shape[0] - 1, -1, -1)
     _, weights = attend(q, k, v)
@@ -61,6 +68,31 @@ def measure_order(n_tokens: int, width: int, n_permutations: int, seed: int) -> 
         example="river_bank_reversed",
     )
     return rows
+
+
+def measure_future_change(rows: TidyRows, x: torch.Tensor, gen: torch.Generator) -> None:
+    """Replace one later token (position n/2) by a fresh random vector and pass both sequences
+    through a stack of FUTURE_LAYERS self-attention layers with skip connections: the largest
+    change of the outputs before that position, and at or after it, with and without the causal
+    mask."""
+    n_tokens, width = x.shape
+    changed = n_tokens // 2
+    x_changed = x.clone()
+    x_changed[changed] = torch.randn(width, generator=gen, dtype=x.dtype)
+    layers = [random_projections(gen, width, 3) for _ in range(FUTURE_LAYERS)]
+    for masking, causal in MASKINGS.items():
+        outputs = []
+        for tokens in (x, x_changed):
+            for projections in layers:
+                tokens = tokens + self_attention(tokens, *projections, causal=causal)
+            outputs.append(tokens)
+        change = (outputs[1] - outputs[0]).abs().amax(dim=-1)  # (N,)
+        rows.add("max_abs_output_change", change[:changed].max(), masking=masking,
+                 positions="before_changed_token")  # fmt: skip
+        rows.add("max_abs_output_change", change[changed:].max(), masking=masking,
+                 positions="changed_and_after")  # fmt: skip
+    rows.add("param_changed_position", changed + 1)
+    rows.add("param_future_layers", FUTURE_LAYERS)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -4,7 +4,9 @@ For every width d, n_rows random queries each score n_keys random keys (N(0,1) e
 the reference attention, which returns the weights. Per (d, scaling): the fraction of rows whose
 largest weight exceeds the threshold, the mean largest weight, the mean row entropy, and the mean
 Frobenius norm of the softmax Jacobian d(weights)/d(scores) = diag(p) - p p^T, which is what
-scales every gradient that flows back through the softmax. Also, per scaling, the range of mean
+scales every gradient that flows back through the softmax (also its median, its mean over the
+saturated rows only, and the norm of an actual autograd gradient with respect to the scores for a
+random upstream gradient). Also, per scaling, the range of mean
 entropy across d (small when sharpness does not depend on d).
 """
 
@@ -30,6 +32,15 @@ def softmax_jacobian_norm(weights: torch.Tensor) -> torch.Tensor:
     return (p2 - 2 * p3 + p2**2).clamp_min(0).sqrt()
 
 
+def score_gradient_norm(weights: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """||dL/dscores|| per row for L = <softmax(scores), g>, g a random N(0,1) upstream gradient,
+    by autograd through the softmax -> (n_rows,)."""
+    scores = torch.log(weights.double().clamp_min(1e-300)).requires_grad_(True)  # same softmax
+    g = torch.randn(weights.shape, generator=gen, dtype=torch.float64)
+    (grad,) = torch.autograd.grad((torch.softmax(scores, dim=-1) * g).sum(), scores)
+    return grad.norm(dim=-1)
+
+
 def measure_saturation(
     dims: list[int], n_rows: int, n_keys: int, threshold: float, seed: int
 ) -> TidyRows:
@@ -53,9 +64,15 @@ def measure_saturation(
             rows.add("frac_rows_saturated", (largest > threshold).double().mean(), **settings)
             rows.add("mean_max_weight", largest.mean(), **settings)
             rows.add("mean_entropy_nats", entropy, **settings)
-            rows.add(
-                "mean_softmax_jacobian_norm", softmax_jacobian_norm(weights).mean(), **settings
-            )
+            jacobian = softmax_jacobian_norm(weights)  # (n_rows,)
+            rows.add("mean_softmax_jacobian_norm", jacobian.mean(), **settings)
+            rows.add("median_softmax_jacobian_norm", jacobian.median(), **settings)
+            saturated = largest > threshold
+            if saturated.any():
+                rows.add("mean_softmax_jacobian_norm_saturated_rows", jacobian[saturated].mean(),
+                         **settings)  # fmt: skip
+            rows.add("mean_score_gradient_norm", score_gradient_norm(weights, gen).mean(),
+                     **settings)  # fmt: skip
     for scaling, entropies in mean_entropy.items():
         rows.add("entropy_range_across_d", max(entropies) - min(entropies), scaling=scaling)
     return rows

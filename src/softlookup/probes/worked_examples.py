@@ -1,10 +1,11 @@
-"""Probe A1-A8: every worked example of the two essays, recomputed through the attention entry.
+"""Probe A1-A9: every worked example of the two essays, recomputed through the attention entry.
 
 The first essay's inline vectors were lost in extraction. Its inputs are rebuilt here so that they
 reproduce the printed intermediate figures (A1: query (1,1), keys (2,0) (0,1) (1,1), values (10,5)
-(0,10) (5,0), and the moved query (1,0); A2: a one-number additive score v*tanh(W s + U h) with
-W = U = v = 1, decoder state 0.5, encoder states 1 and -1). Every other example is given in full
-by the essays. Rows: quantity (score, scaled_score, weight, output, ...), example, row, col, value.
+(0,10) (5,0), and the moved query (1,0), whose output the essay does not print; A2: a one-number
+additive score v*tanh(W s + U h) with W = U = v = 1, decoder state 0.5, encoder states 1 and -1).
+Every other example is given in full by the essays; A9 is one NumPy draw, default_rng(42).
+Rows: quantity (score, scaled_score, weight, output, ...), example, row, col, value.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import math
 
+import numpy as np
 import torch
 
 from softlookup.kernels import reference_attention
@@ -41,6 +43,7 @@ def soft_lookup(rows: TidyRows) -> None:
     keys = torch.tensor([[2.0, 0.0], [0.0, 1.0], [1.0, 1.0]], dtype=DTYPE)
     values = torch.tensor([[10.0, 5.0], [0.0, 10.0], [5.0, 0.0]], dtype=DTYPE)
     items = ("1", "2", "3")
+    outputs = {}
     for example, query in (("soft_lookup", (1.0, 1.0)), ("soft_lookup_moved", (1.0, 0.0))):
         q = torch.tensor([query], dtype=DTYPE)  # (1,2)
         out, weights = attend(q, keys, values, scale=1.0)
@@ -48,6 +51,9 @@ def soft_lookup(rows: TidyRows) -> None:
         add_matrix(rows, "weight", example, weights, ("q",), items)
         add_matrix(rows, "output", example, out, ("q",), ("1", "2"))
         rows.add("inside_value_triangle", inside_triangle(out[0], values), example=example)
+        outputs[example] = out[0]
+    shift = outputs["soft_lookup_moved"] - outputs["soft_lookup"]
+    rows.add("output_shift", shift.norm(), example="soft_lookup_moved", row="q")
 
 
 def additive_score(rows: TidyRows) -> None:
@@ -78,6 +84,23 @@ def three_tokens(rows: TidyRows) -> None:
         add_matrix(rows, "weight", example, weights, tokens, tokens)
         add_matrix(rows, "output", example, out, tokens, dims)
         rows.add("weight_ratio", weights[1, 0] / weights[1, 1], example=example, row="2")
+    _, weights = attend(q, k, v)
+    largest = weights.max(dim=-1, keepdim=True).values  # (3,1)
+    on_third = weights[:, 2:3]
+    rows.add(
+        "rows_with_max_on_token",
+        (on_third >= largest - 1e-12).sum(),
+        example="three_token",
+        col="3",
+        ties="allowed",
+    )
+    rows.add(
+        "rows_with_max_on_token",
+        ((weights < on_third - 1e-12).sum(-1) == 2).sum(),
+        example="three_token",
+        col="3",
+        ties="strict",
+    )
 
 
 def two_heads(rows: TidyRows) -> None:
@@ -141,9 +164,27 @@ def river_bank(rows: TidyRows) -> None:
     rows.add("min_surviving_weight_rise", rise.min(), example="river_bank_causal", row="bank")
 
 
+def random_draw(rows: TidyRows) -> None:
+    """A9: one NumPy draw, default_rng(42): a query of width d, then three keys; d = 4 first, then
+    d = 64 from the same generator. The softmax of the raw and of the 1/sqrt(d)-scaled scores."""
+    rng = np.random.default_rng(42)
+    keys = ("1", "2", "3")
+    for d in (4, 64):
+        q = torch.from_numpy(rng.standard_normal(d))[None]  # (1,d) float64
+        k = torch.from_numpy(rng.standard_normal((3, d)))  # (3,d)
+        v = torch.zeros(3, 1, dtype=DTYPE)
+        for scaling, scale in (("unscaled", 1.0), ("scaled", None)):
+            _, weights = attend(q, k, v, scale=scale)
+            for col, weight in zip(keys, weights[0]):
+                rows.add("weight", weight, example="random_draw", row=f"d{d}", col=col,
+                         scaling=scaling)  # fmt: skip
+            rows.add("max_weight", weights.max(), example="random_draw", row=f"d{d}",
+                     scaling=scaling)  # fmt: skip
+
+
 def measure(args: argparse.Namespace | None = None) -> TidyRows:
     rows = TidyRows("worked_examples")
-    for example in (soft_lookup, additive_score, three_tokens, two_heads, river_bank):
+    for example in (soft_lookup, additive_score, three_tokens, two_heads, river_bank, random_draw):
         example(rows)
     return rows
 
