@@ -1,21 +1,82 @@
-# Seaborn figures, each computed from the tidy scores table.
+# Figures of the paper, each drawn by softlookup.report.figures.<family> from result tables in the
+# one style of report/figures/style.py (vector PDF, greyscale-readable). The paper's sections say
+# in each caption which rule drew a figure and where the file is.
 
-FIGURE_NAMES = ["bleu_by_length"]
-FIGURES = expand("results/figures/{figure}.pdf", figure=FIGURE_NAMES)
+SWEEP_KEYS = sorted({key for sweep in config.get("sweeps", {}).values()
+                     for key in sweep.get("grid", {sweep.get("key"): None}) if key})
+SCORE_FIGURES = ["bleu_by_length", *(f"sweep_{key}" for key in SWEEP_KEYS)]
+COST_FIGURES = ["generation_steps", "kernel_cost"]
+ALIGNMENT_FIGURES = expand("results/figures/alignment_{run}.pdf", run=ANALYSIS_RUNS)
+FIGURES = [
+    *expand("results/figures/{figure}.pdf", figure=[*SCORE_FIGURES, "training", *COST_FIGURES]),
+    *ALIGNMENT_FIGURES,
+]
 
 
-rule figure:
+rule figure_scores:
     input:
-        "results/tables/scores.csv",
+        scores="results/tables/scores.csv",
+        configs=expand("results/runs/{run}/config.json", run=RUNS),
+        metas=expand("results/runs/{run}/meta.json", run=RUNS),
+        analysis=ANALYSIS_CSVS,  # trained-model saturation along the d_k and scale sweeps
     output:
-        report(
-            "results/figures/{figure}.pdf",
-            caption="../report/figures.rst",
-            category="Figures",
-        ),
+        report("results/figures/{figure}.pdf", caption="../report/figures.rst", category="Figures"),
     log:
         "results/logs/figures/{figure}.log",
+    benchmark:
+        "results/benchmarks/figure_scores/{figure}.tsv"
     wildcard_constraints:
-        figure="|".join(FIGURE_NAMES),
+        figure="|".join(SCORE_FIGURES),
+    params:
+        runs=RUNS,
     shell:
-        "{PYTHON}.report.figures.scores --scores {input} --figure {wildcards.figure} --out {output} > {log} 2>&1"
+        "{PYTHON}.report.figures.scores --results results --figure {wildcards.figure:q}"
+        " --runs {params.runs:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule figure_training:
+    input:
+        logs=expand("results/runs/{run}/log.csv", run=RUNS),
+        metas=expand("results/runs/{run}/meta.json", run=RUNS),
+    output:
+        report("results/figures/training.pdf", caption="../report/training.rst",
+               category="Figures"),
+    log:
+        "results/logs/figures/training.log",
+    benchmark:
+        "results/benchmarks/figure_training/all.tsv"
+    params:
+        runs=RUNS,
+    shell:
+        "{PYTHON}.report.figures.training --results results --runs {params.runs:q}"
+        " --out {output:q} > {log:q} 2>&1"
+
+
+rule figure_cost:
+    input:
+        BENCH_CSVS,
+    output:
+        report("results/figures/{figure}.pdf", caption="../report/cost.rst", category="Figures"),
+    log:
+        "results/logs/figures/{figure}.log",
+    benchmark:
+        "results/benchmarks/figure_cost/{figure}.tsv"
+    wildcard_constraints:
+        figure="|".join(COST_FIGURES),
+    shell:
+        "{PYTHON}.report.figures.cost --results results --figure {wildcards.figure:q}"
+        " --bench {input:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule figure_alignment:
+    input:
+        "results/analysis/alignment_{run}.csv",
+    output:
+        report("results/figures/alignment_{run}.pdf", caption="../report/alignment.rst",
+               category="Attention"),
+    log:
+        "results/logs/figures/alignment_{run}.log",
+    benchmark:
+        "results/benchmarks/figure_alignment/{run}.tsv"
+    shell:
+        "{PYTHON}.report.figures.alignment --csv {input:q} --out {output:q} > {log:q} 2>&1"

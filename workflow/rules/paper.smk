@@ -1,44 +1,98 @@
-# Numbers -> LaTeX macros and tables; then latexmk builds paper/paper.pdf from paper/ sources.
+# The paper: every number, run name and result sentence is generated into
+# results/paper/generated/ (softlookup.report.sections and .macros_claims) from the result
+# tables; latexmk then builds paper/paper.pdf from paper/ and those files.
 
-MAIN_TEST_SET = TEST_SETS[0]
+import os
+from pathlib import Path
+
+PAPER_FIGURES = [*FIGURES, *PROBE_FIGURES]
+# The config files given on the command line (the Snakefile's own config/config.yaml loads first
+# anyway), relative to the working directory: what the paper's rerun commands name.
+PAPER_CONFIGFILES = [
+    os.path.relpath(path) for path in workflow.configfiles
+    if os.path.relpath(path) != "config/config.yaml"
+] or ["config/config.yaml"]
+PAPER_SECTIONS = expand("results/paper/generated/{name}.tex",
+                        name=["macros", "abstract", "setup", "results", "threats",
+                              "reproducibility"])
+PAPER_CLAIMS = expand("results/paper/generated/{name}.tex",
+                      name=["claims_table", "checks_table", "claims_macros"])
 
 
-rule paper_numbers:
-    input:
-        scores="results/tables/scores.csv",
-        manifest=f"{DATA_DIR}/manifest.json",
-        meta=f"results/runs/{RUNS[0]}/meta.json",
+rule paper_config:
     output:
-        macros="results/paper/generated/numbers.tex",
-        table="results/paper/generated/results_table.tex",
+        "results/paper/config.json",
     log:
-        "results/logs/paper/numbers.log",
+        "results/logs/paper/config.log",
+    benchmark:
+        "results/benchmarks/paper_config/all.tsv"
+    params:
+        config=config,
+    run:
+        Path(output[0]).parent.mkdir(parents=True, exist_ok=True)
+        Path(output[0]).write_text(json.dumps(params.config, indent=2, sort_keys=True) + "\n")
+        Path(log[0]).write_text(f"wrote {output[0]}\n")
+
+
+rule paper_claims:
+    input:
+        claims="results/claims/claims.csv",
+        checks="results/claims/checks.csv",
+    output:
+        PAPER_CLAIMS,
+    log:
+        "results/logs/paper/claims.log",
+    benchmark:
+        "results/benchmarks/paper_claims/all.tsv"
     shell:
-        "{PYTHON}.report.paper --scores {input.scores} --manifest {input.manifest} --meta {input.meta}"
-        " --test-set {MAIN_TEST_SET} --out-macros {output.macros} --out-table {output.table}"
-        " > {log} 2>&1"
+        "{PYTHON}.report.macros_claims --claims {input.claims:q} --checks {input.checks:q}"
+        " --out-dir results/paper/generated > {log:q} 2>&1"
+
+
+rule paper_sections:
+    input:
+        config="results/paper/config.json",
+        scores="results/tables/scores.csv",
+        comparisons="results/tables/comparisons.csv",
+        manifest=f"{DATA_DIR}/manifest.json",
+        runs=expand("results/runs/{run}/{file}", run=RUNS,
+                    file=["config.json", "meta.json", "log.csv"]),
+        claims="results/claims/claims.csv",
+        bench=BENCH_CSVS,
+        probes=PROBE_CSVS,
+        analysis=ANALYSIS_OUTPUTS,
+        figures=PAPER_FIGURES,
+    output:
+        PAPER_SECTIONS,
+    log:
+        "results/logs/paper/sections.log",
+    benchmark:
+        "results/benchmarks/paper_sections/all.tsv"
+    params:
+        runs=RUNS,
+        configfiles=PAPER_CONFIGFILES,
+    shell:
+        "{PYTHON}.report.sections --results results --config {input.config:q}"
+        " --configfiles {params.configfiles:q} --runs {params.runs:q}"
+        " --figures {input.figures:q} --bench {input.bench:q}"
+        " --out-dir results/paper/generated > {log:q} 2>&1"
 
 
 rule paper:
     input:
         sources=["paper/paper.tex", "paper/refs.bib", *sorted(glob("paper/sections/*.tex"))],
-        generated=[*rules.paper_numbers.output, *CLAIMS_OUTPUTS, ATTENTION_MACROS],
-        figures=[*FIGURES, *PROBE_FIGURES, *ANALYSIS_FIGURES],
+        generated=[*PAPER_SECTIONS, *PAPER_CLAIMS],
+        figures=PAPER_FIGURES,
     output:
         report("paper/paper.pdf", caption="../report/paper.rst", category="Paper"),
     log:
         "results/logs/paper/latexmk.log",
+    benchmark:
+        "results/benchmarks/paper/all.tsv"
     params:
         build="results/paper/build",
+        sources=["paper/paper.tex", "paper/refs.bib", "paper/sections"],
     shell:
-        """
-        command -v latexmk > /dev/null || {{ echo "latexmk not found: install TeX Live" \
-            "(make setup-tex, or apt-get install latexmk texlive-latex-extra ...)" > {log}; exit 1; }}
-        rm -rf {params.build} && mkdir -p {params.build}/generated {params.build}/figures
-        cp -r paper/paper.tex paper/refs.bib paper/sections {params.build}/
-        cp {input.generated} {params.build}/generated/
-        cp {input.figures} {params.build}/figures/
-        (cd {params.build} && latexmk -pdf -interaction=nonstopmode -halt-on-error paper.tex) \
-            > {log} 2>&1
-        cp {params.build}/paper.pdf {output}
-        """
+        "{PYTHON}.report.build --sources {params.sources:q} --generated {input.generated:q}"
+        " --figures {input.figures:q} --build-dir {params.build:q} --out {output:q}"
+        " > {log:q} 2>&1 || {{ tail -n 40 {log:q} >&2; exit 1; }}"

@@ -111,7 +111,7 @@ def _select(frame: pd.DataFrame, settings: dict[str, str]) -> pd.DataFrame | str
         return f"columns {missing} absent (columns: {', '.join(frame.columns)})"
     keep = np.ones(len(frame), dtype=bool)
     for name, wanted in settings.items():
-        keep &= frame[name].map(lambda cell, wanted=wanted: _same(str(cell), wanted)).to_numpy()
+        keep &= frame[name].map(lambda cell, wanted=wanted: _same(str(cell), wanted)).to_numpy(dtype=bool)
     return frame[keep]
 
 

@@ -1,13 +1,16 @@
-"""The ledger as LaTeX: a longtable fragment (booktabs) and \\newcommand macros for the prose."""
+"""LaTeX writing for the whole report: escaping, macro names, \\newcommand files, tables, numbers.
+
+Every module that writes LaTeX (report.macros_*, report.sections) uses these helpers and no
+others, so a string is escaped one way and a macro is named one way everywhere.
+"""
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterable, Mapping, Sequence
 
-import pandas as pd
-
-from ..claims.verdicts import VERDICTS
-
+DIGIT_WORDS = ["Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine"]
 SPECIAL = {
     "\\": r"\textbackslash{}",
     "&": r"\&",
@@ -33,21 +36,6 @@ SPECIAL = {
     "—": "---",
 }
 SCIENTIFIC = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)e([+-]?)0*(\d+)(?![\w.])")
-DIGIT_WORDS = ["Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine"]
-COLUMNS_HEADING = r"Id & Claim & Expected (source) & Measured & Verdict\tabularnewline"
-TABLE_HEAD = rf"""
-\begingroup\footnotesize
-\begin{{longtable}}{{@{{}}p{{0.04\linewidth}}p{{0.24\linewidth}}p{{0.21\linewidth}}p{{0.27\linewidth}}p{{0.11\linewidth}}@{{}}}}
-\caption{{Claims ledger: each claim, the figure its source gives, what this pipeline measured, and
-the verdict.}}\label{{tab:claims}}\\
-\toprule
-{COLUMNS_HEADING}
-\midrule\endfirsthead
-\toprule
-{COLUMNS_HEADING}
-\midrule\endhead
-\bottomrule\endfoot
-"""
 VERDICT_STYLE = {
     "reproduced": r"\textbf{reproduced}",
     "partly": r"\textit{partly}",
@@ -56,9 +44,15 @@ VERDICT_STYLE = {
 }
 
 
-def escape(text: str) -> str:
-    """Text safe in LaTeX: specials escaped, 1.5e-07 typeset as 1.5 x 10^-7."""
+PLACEHOLDER_WORDS = {"not measured": "without a measurement"}  # never in a sentence or a cell
+
+
+def escape(text: object) -> str:
+    """Text safe in LaTeX: specials escaped, '->' an arrow, 1.5e-07 typeset as 1.5 x 10^-7
+    (and a producer's placeholder such as 'not measured' worded as pending evidence)."""
     text = str(text).replace("->", "→").replace("+-", "±")
+    for placeholder, words in PLACEHOLDER_WORDS.items():
+        text = text.replace(placeholder, words)
     escaped = "".join(SPECIAL.get(char, char) for char in text)
     return SCIENTIFIC.sub(
         lambda m: rf"\ensuremath{{{m[1]}\times10^{{{'-' if m[2] == '-' else ''}{m[3]}}}}}",
@@ -66,48 +60,133 @@ def escape(text: str) -> str:
     )
 
 
-def macro_name(text: str) -> str:
-    """Letters only, digits spelled out: 'A1' -> 'AOne'."""
-    spelled = "".join(DIGIT_WORDS[int(c)] if c.isdigit() else c for c in text)
-    return re.sub(r"[^A-Za-z]", "", spelled)
+def macro_name(*parts: object) -> str:
+    """A LaTeX macro name from words: ('bleu', 'gru_additive-s1') -> 'BleuGruAdditiveSOne'.
+
+    Each word is capitalised (the rest of it kept: 'A1' -> 'AOne', 'LastCross' stays), digits
+    are spelled out and every other character is dropped: LaTeX macro names take letters only.
+    """
+    words = re.split(r"[^A-Za-z0-9]+", " ".join(str(part) for part in parts))
+    name = "".join(word[:1].upper() + word[1:] for word in words if word)
+    return re.sub(r"\d", lambda m: DIGIT_WORDS[int(m.group())], name)
 
 
-def claims_table(ledger: pd.DataFrame) -> str:
-    """A longtable: id, claim, expected, measured, verdict; a second line with reason and source."""
-    lines = TABLE_HEAD.strip().splitlines()
-    for row in ledger.itertuples(index=False):
-        cite = rf"\citet{{{row.cite}}}" if row.cite else escape(row.paper)
-        cells = [
-            escape(row.id),
-            r"\raggedright " + escape(row.claim),
-            r"\raggedright " + escape(row.expected),
-            r"\raggedright " + escape(row.measured),
-            r"\raggedright " + VERDICT_STYLE[row.verdict],
-        ]
-        lines.append(" & ".join(cells) + r"\tabularnewline")
-        detail = (
-            rf"\multicolumn{{4}}{{p{{0.87\linewidth}}}}{{\raggedright\scriptsize {cite};"
-            rf" tolerance: {escape(row.tolerance)}; {escape(row.reason)};"
-            rf" \texttt{{{escape(row.rule)}}}}}"
+def newcommand(name: str, text: object) -> str:
+    """One \\newcommand line; `text` is LaTeX already (escape free text first)."""
+    if not re.fullmatch(r"[A-Za-z]+", name):
+        raise ValueError(f"not a LaTeX macro name: {name!r}")
+    return rf"\newcommand{{\{name}}}{{{text}}}"
+
+
+def macro_file(macros: Mapping[str, object], writer: str) -> str:
+    """A generated .tex of \\newcommand lines, headed by the module that wrote it."""
+    lines = [f"% Written by {writer}; do not edit.", *(newcommand(n, t) for n, t in macros.items())]
+    return "\n".join(lines) + "\n"
+
+
+def missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def number(value: float, digits: int = 1) -> str:
+    """A number for the text: thousands separated, `digits` decimals (BLEU 0.02 reads 0.0)."""
+    return f"{float(value):,.{digits}f}"
+
+
+def small(value: float) -> str:
+    """An error or a tiny time in scientific notation: 1.2e-06 -> 1.2 x 10^-6; 0 -> 0."""
+    return "0" if float(value) == 0 else escape(f"{float(value):.1e}")
+
+
+def interval(value: float, low: float, high: float, digits: int = 1) -> str:
+    """'23.4 [21.0, 25.9]'; the interval is left out when it is unknown."""
+    text = number(value, digits)
+    if missing(low) or missing(high):
+        return text
+    return f"{text} [{number(low, digits)}, {number(high, digits)}]"
+
+
+def words_list(items: Sequence[str], conjunction: str = "and") -> str:
+    """['a'] -> 'a'; ['a', 'b'] -> 'a and b'; ['a', 'b', 'c'] -> 'a, b and c'."""
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
+
+
+def count_words(n: int) -> str:
+    """Small counts as words, larger ones as numerals (as in running text)."""
+    names = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+    return names[n] if 0 <= n < len(names) else f"{n:,}"
+
+
+def tabular(
+    header: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    align: str,
+    *,
+    long: bool = False,
+    caption: str = "",
+    label: str = "",
+    size: str = "",
+) -> str:
+    """A booktabs table (cells are LaTeX already); long=True gives a longtable with its caption
+    (which repeats its header on every page); otherwise a bare tabular to place in a float."""
+    head = " & ".join(header) + r"\tabularnewline"
+    body = [" & ".join(cells) + r"\tabularnewline" for cells in rows]
+    if not long:
+        return "\n".join(
+            [
+                rf"\begin{{tabular}}{{{align}}}",
+                r"\toprule",
+                head,
+                r"\midrule",
+                *body,
+                r"\bottomrule",
+                r"\end{tabular}",
+                "",
+            ]
         )
-        lines.append(rf" & {detail}\tabularnewline\addlinespace")
-    lines += [r"\end{longtable}", r"\endgroup", ""]
+    lines = [
+        r"\begingroup" + (rf"\{size}\setlength{{\tabcolsep}}{{3pt}}" if size else ""),
+        rf"\begin{{longtable}}{{{align}}}",
+    ]
+    if caption:
+        lines.append(rf"\caption{{{caption}}}" + (rf"\label{{{label}}}" if label else "") + r"\\")
+    lines += [
+        r"\toprule",
+        head,
+        r"\midrule\endfirsthead",
+        r"\toprule",
+        head,
+        r"\midrule\endhead",
+        r"\bottomrule\endfoot",
+        *body,
+        r"\end{longtable}",
+        r"\endgroup",
+        "",
+    ]
     return "\n".join(lines)
 
 
-def claims_macros(ledger: pd.DataFrame, numbers: dict[str, str]) -> str:
-    """Verdict counts, one verdict macro per claim, and every number a check asked for."""
-    counts = ledger.verdict.value_counts()
-    macros = {"ClaimsTotal": str(len(ledger))}
-    for name in VERDICTS:
-        macros[f"Claims{macro_name(name.title())}"] = str(int(counts.get(name, 0)))
-    for row in ledger.itertuples(index=False):
-        macros[f"ClaimVerdict{macro_name(row.id)}"] = row.verdict
-    macros.update(numbers)
-    macros.update(
-        EnvLedgerPython=ledger.python.iloc[0],
-        EnvLedgerTorch=ledger.torch.iloc[0],
-        EnvLedgerDevice=ledger.device.iloc[0],
+def figure(path: str, caption: str, label: str, width: str = r"\linewidth") -> str:
+    """A figure float here-or-top (the section's \\FloatBarrier keeps it in its section)."""
+    return "\n".join(
+        [
+            r"\begin{figure}[htbp]",
+            r"\centering",
+            rf"\includegraphics[width={width}]{{{path}}}",
+            rf"\caption{{{caption}}}",
+            rf"\label{{{label}}}",
+            r"\end{figure}",
+            "",
+        ]
     )
-    body = [rf"\newcommand{{\{name}}}{{{escape(value)}}}" for name, value in macros.items()]
-    return "% Written by softlookup.claims.ledger; do not edit.\n" + "\n".join(body) + "\n"
+
+
+def name(text: object) -> str:
+    """A run, model or file name in running text: escaped, and breakable after _ . - /"""
+    escaped = escape(text)
+    for mark in (r"\_", ".", "-", "/"):
+        escaped = escaped.replace(mark, mark + r"\allowbreak{}")
+    return escaped

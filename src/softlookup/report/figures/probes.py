@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from . import style
+
 FIGURES = {"spread": "spread", "saturation": "saturation", "collapse": "averaging"}  # -> probe
 
 
@@ -30,7 +32,7 @@ def spread_figure(frame: pd.DataFrame) -> plt.Figure:
     sns.lineplot(rows, x="d", y="value", hue="scaling", style="scaling", markers=True, ax=ax)
     dims = np.sort(rows.d.unique())
     ax.plot(dims, np.sqrt(dims), "k--", linewidth=0.8, label=r"$\sqrt{d}$")
-    ax.set(xscale="log", yscale="log", xlabel="d", ylabel="std of the score")
+    ax.set(xscale="log", yscale="log", xlabel="d (vector length)", ylabel="std of the score q·k")
     ax.set_xticks(dims, [f"{d:g}" for d in dims])
     ax.legend(frameon=False)
     return fig
@@ -46,7 +48,7 @@ def saturation_figure(frame: pd.DataFrame) -> plt.Figure:
         rows = quantity(frame, name, "d")
         sns.lineplot(rows, x="d", y="value", hue="scaling", style="scaling", markers=True, ax=ax)
         dims = np.sort(rows.d.unique())
-        ax.set(xscale="log", xlabel="d", ylabel=label)
+        ax.set(xscale="log", xlabel="d (vector length)", ylabel=label)
         ax.set_xticks(dims, [f"{d:g}" for d in dims])
         ax.legend(frameon=False)
     fig.tight_layout()
@@ -57,7 +59,7 @@ def collapse_figure(frame: pd.DataFrame) -> plt.Figure:
     rows = quantity(frame, "token_uniformity_residual", "depth")
     fig, ax = plt.subplots(figsize=(5, 3.2))
     sns.lineplot(rows, x="depth", y="value", hue="stack", style="stack", markers=True, ax=ax)
-    ax.set(yscale="log", xlabel="layers", ylabel=r"$\|X - \bar{x}\|_F / \|X\|_F$")
+    ax.set(yscale="log", xlabel="depth (layers)", ylabel=r"$\|X - \bar{x}\|_F / \|X\|_F$")
     ax.legend(frameon=False, fontsize="small")
     return fig
 
@@ -71,15 +73,13 @@ def main(argv=None) -> None:
     parser.add_argument("--out-dir", type=Path, required=True, help="where <figure>.pdf go")
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    plt.switch_backend("agg")
-    sns.set_theme(style="whitegrid", context="paper")
+    style.setup()
     for figure, probe in FIGURES.items():
         path = args.probes_dir / f"{probe}.csv"
         if not path.exists():
             raise FileNotFoundError(f"{path} is needed for {figure}.pdf; run the probe first")
         fig = DRAW[figure](pd.read_csv(path, dtype={"scaling": str, "stack": str}))
-        fig.savefig(args.out_dir / f"{figure}.pdf", bbox_inches="tight")
-        plt.close(fig)
+        style.save(fig, args.out_dir / f"{figure}.pdf")
         print(f"{figure}.pdf <- {path}")
 
 

@@ -1,0 +1,104 @@
+"""The one look of every figure: seaborn, vector PDF, readable in greyscale, labelled axes.
+
+Every figure module calls `setup()` once, takes its colours, markers and line styles from
+`series_styles()` (so lines differ by marker and dash as well as by colour, and survive a greyscale
+print), sizes figures with `figsize()` and writes them with `save()`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("agg")
+import matplotlib.pyplot as plt
+import seaborn as sns
+
+WIDTH = 6.3  # inches: the text width of the paper (a4, 2.5 cm margins)
+HEIGHT = 2.6
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+DASHES = ["-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 1)), (0, (3, 1, 1, 1, 1, 1))]
+CMAP = "Greys"  # heatmaps: white = no weight, black = all of it
+
+
+def setup() -> None:
+    """Seaborn's paper context on a white grid, fonts embedded as Type 42 (searchable PDF)."""
+    sns.set_theme(
+        style="whitegrid", context="paper", font_scale=0.9, palette=sns.color_palette("cividis", 4)
+    )  # dark to light: greyscale-safe
+    matplotlib.rcParams.update(
+        {
+            "pdf.fonttype": 42,
+            "ps.fonttype": 42,
+            "savefig.dpi": 300,
+            "legend.frameon": False,
+            "axes.titlesize": "medium",
+        }
+    )
+
+
+def palette(n: int) -> list:
+    """n colours that also differ in lightness (cividis runs dark to light)."""
+    return sns.color_palette("cividis", max(n, 2))[: max(n, 1)] if n > 1 else ["0.15"]
+
+
+def series_styles(names) -> dict[str, dict]:
+    """name -> matplotlib keywords (colour, marker, line style), stable for the sorted names."""
+    names = sorted(dict.fromkeys(str(n) for n in names))
+    colours = palette(len(names))
+    return {
+        name: {
+            "color": colours[i],
+            "marker": MARKERS[i % len(MARKERS)],
+            "linestyle": DASHES[i % len(DASHES)],
+        }
+        for i, name in enumerate(names)
+    }
+
+
+def figsize(panels: int = 1, height: float = HEIGHT, max_width: float = WIDTH) -> tuple:
+    return (min(max_width, 3.2 * panels), height)
+
+
+def subplots(panels: int = 1, height: float = HEIGHT, **kwargs):
+    fig, axes = plt.subplots(1, panels, figsize=figsize(panels, height), squeeze=False, **kwargs)
+    return fig, list(axes[0])
+
+
+def note(ax, text: str) -> None:
+    """A panel with no data: say so inside the axes instead of leaving it blank."""
+    ax.text(
+        0.5,
+        0.5,
+        text,
+        ha="center",
+        va="center",
+        wrap=True,
+        transform=ax.transAxes,
+        fontsize="small",
+        color="0.3",
+    )
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def log_axis(ax, values, axis: str = "x") -> None:
+    """A log axis labelled at the measured values in plain numbers (no crowded minor labels)."""
+    from matplotlib.ticker import NullFormatter
+
+    ticks = sorted({float(v) for v in values if v and v > 0})
+    getattr(ax, f"set_{axis}scale")("log")
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_minor_formatter(NullFormatter())
+    if ticks:
+        getattr(ax, f"set_{axis}ticks")(ticks, [f"{t:g}" for t in ticks])
+
+
+def save(fig, out: Path) -> Path:
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out, format="pdf", bbox_inches="tight")
+    plt.close(fig)
+    return out

@@ -1,0 +1,99 @@
+"""What a reader of paper/paper.pdf must find; the whole-workflow test (tests/test_workflow.py)
+calls `assert_paper_is_complete` on its finished run, the unit tests below check the checks."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+PLACEHOLDERS = ("not measured", "??", "Undefined")
+NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?")
+
+
+def pdf_text(pdf: Path) -> str:
+    run = subprocess.run(
+        ["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
+    )
+    return run.stdout
+
+
+def page_ink(pdf: Path, workdir: Path) -> list[float]:
+    """The share of non-white pixels of every page (greyscale, 20 dpi)."""
+    prefix = workdir / "page"
+    subprocess.run(["pdftoppm", "-gray", "-r", "20", str(pdf), str(prefix)], check=True)
+    shares = []
+    for path in sorted(workdir.glob("page*.pgm")):
+        data = path.read_bytes()
+        # binary PGM: magic, width, height, maxval, then one byte per pixel
+        header = re.match(rb"P5\s+(\d+)\s+(\d+)\s+(\d+)\s", data)
+        pixels = data[header.end() :]
+        shares.append(sum(byte < 200 for byte in pixels) / max(1, len(pixels)))
+    return shares
+
+
+def claim_number(claims: pd.DataFrame) -> str | None:
+    """A decimal number of some claim's measured headline (what the ledger table prints)."""
+    for measured in claims.get("measured", pd.Series(dtype=str)).dropna().astype(str):
+        for found in NUMBER.findall(measured):
+            if "." in found:
+                return found
+    return None
+
+
+def assert_paper_is_complete(workdir: Path) -> None:
+    pdf = workdir / "paper" / "paper.pdf"
+    text = pdf_text(pdf)
+    flat = " ".join(text.split())
+    for bad in PLACEHOLDERS:
+        assert bad not in flat, f"{bad!r} in the paper"
+    assert "Claims ledger" in flat and "Every check" in flat and "Reproducibility" in flat
+    claims = pd.read_csv(workdir / "results" / "claims" / "claims.csv")
+    assert f"of the {len(claims)} claims are reproduced" in flat
+    number = claim_number(claims)
+    if number is not None:
+        assert number in flat, f"the ledger's {number} is not in the paper"
+    scratch = workdir / "pages"
+    scratch.mkdir(exist_ok=True)
+    ink = page_ink(pdf, scratch)
+    assert ink and min(ink) > 0.001, f"blank page(s): {ink}"
+
+
+needs_poppler = pytest.mark.skipif(
+    shutil.which("pdftotext") is None or shutil.which("pdflatex") is None,
+    reason="needs poppler and pdflatex",
+)
+
+
+@needs_poppler
+def test_a_blank_page_and_a_placeholder_are_caught(tmp_path):
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "results" / "claims").mkdir(parents=True)
+    pd.DataFrame({"id": ["A1"], "measured": ["weights 0.422, 0.155"]}).to_csv(
+        tmp_path / "results" / "claims" / "claims.csv", index=False
+    )
+    body = (
+        r"\section*{Claims ledger} In this build 1 of the 1 claims are reproduced: 0.422."
+        r" \section*{Reproducibility} \section*{Every check}"
+    )
+    for extra, problem in (("", None), (r"\newpage\mbox{}", "blank"), ("not measured", "not")):
+        tex = tmp_path / "paper" / "paper.tex"
+        tex.write_text(
+            r"\documentclass{article}\begin{document}" + body + extra + r"\end{document}"
+        )
+        subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "paper.tex"],
+            cwd=tmp_path / "paper",
+            capture_output=True,
+            check=True,
+        )
+        if problem is None:
+            assert_paper_is_complete(tmp_path)
+        else:
+            with pytest.raises(AssertionError, match=problem):
+                assert_paper_is_complete(tmp_path)
+        shutil.rmtree(tmp_path / "pages", ignore_errors=True)
