@@ -111,7 +111,8 @@ def _select(frame: pd.DataFrame, settings: dict[str, str]) -> pd.DataFrame | str
         return f"columns {missing} absent (columns: {', '.join(frame.columns)})"
     keep = np.ones(len(frame), dtype=bool)
     for name, wanted in settings.items():
-        keep &= frame[name].map(lambda cell, wanted=wanted: _same(str(cell), wanted)).to_numpy(dtype=bool)
+        matches = frame[name].map(lambda cell, wanted=wanted: _same(str(cell), wanted))
+        keep &= matches.to_numpy(dtype=bool)
     return frame[keep]
 
 

@@ -1,0 +1,176 @@
+"""The reviewer kit: snapshot a build, compare a rerun with it, compare two builds across scale."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from softlookup.reference import compare, snapshot
+
+
+def build(directory, bleu=30.0, verdict="reproduced", delta=2.0):
+    """A small build: one claim of each kind, one BLEU row, one paired comparison."""
+    directory.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(
+        [
+            {
+                "id": "A3",
+                "verdict": "reproduced",
+                "measured": "0.401",
+                "value": 0.401,
+                "ci_low": None,
+                "ci_high": None,
+            },
+            {
+                "id": "D1",
+                "verdict": verdict,
+                "measured": "+2.0 [1.0, 3.0]",
+                "value": delta,
+                "ci_low": 1.0,
+                "ci_high": 3.0,
+            },
+            {
+                "id": "D7",
+                "verdict": "reproduced",
+                "measured": "3.1x",
+                "value": 3.1,
+                "ci_low": None,
+                "ci_high": None,
+            },
+        ]
+    ).to_csv(directory / "claims.csv", index=False)
+    pd.DataFrame(
+        [
+            {
+                "run": "gru_dot-s1",
+                "test_set": "test",
+                "bucket": "all",
+                "metric": "bleu",
+                "value": bleu,
+                "ci_low": 28.5,
+                "ci_high": 31.5,
+            }
+        ]
+    ).to_csv(directory / "scores.csv", index=False)
+    pd.DataFrame(
+        [
+            {
+                "comparison": "d1",
+                "test_set": "test",
+                "bucket": "all",
+                "metric": "bleu",
+                "delta": delta,
+                "ci_low": 1.0,
+                "ci_high": 3.0,
+            }
+        ]
+    ).to_csv(directory / "comparisons.csv", index=False)
+    return directory
+
+
+def run_compare(reference, current, tmp_path):
+    return compare.main(
+        [
+            "--reference",
+            str(reference),
+            "--scores",
+            str(current / "scores.csv"),
+            "--comparisons",
+            str(current / "comparisons.csv"),
+            "--claims",
+            str(current / "claims.csv"),
+            "--out",
+            str(tmp_path / "out.csv"),
+            "--report",
+            str(tmp_path / "out.md"),
+        ]
+    )
+
+
+def test_a_copy_of_the_reference_is_the_same_everywhere(tmp_path):
+    reference = build(tmp_path / "ref")
+    assert run_compare(reference, build(tmp_path / "cur"), tmp_path) == 0
+    table = pd.read_csv(tmp_path / "out.csv")
+    assert set(table.status) == {"same"}
+    assert compare.main(["--check", str(tmp_path / "out.csv")]) == 0
+    assert "yes: every claim verdict held" in (tmp_path / "out.md").read_text()
+
+
+def test_bleu_inside_the_interval_is_within_tolerance_and_outside_is_moved(tmp_path):
+    reference = build(tmp_path / "ref")
+    assert run_compare(reference, build(tmp_path / "in", bleu=31.0), tmp_path) == 0
+    bleu = pd.read_csv(tmp_path / "out.csv").query("section == 'bleu'")
+    assert bleu.status.tolist() == ["within tolerance"]
+    assert run_compare(reference, build(tmp_path / "out", bleu=33.0), tmp_path) == 0
+    bleu = pd.read_csv(tmp_path / "out.csv").query("section == 'bleu'")
+    assert bleu.status.tolist() == ["moved"]
+    assert "| bleu | gru_dot-s1/test/all | 30 | 33 | moved |" in (tmp_path / "out.md").read_text()
+
+
+def test_a_flipped_verdict_fails_the_comparison(tmp_path):
+    reference = build(tmp_path / "ref")
+    current = build(tmp_path / "cur", verdict="not reproduced", delta=-0.5)
+    assert run_compare(reference, current, tmp_path) == 1
+    table = pd.read_csv(tmp_path / "out.csv")
+    assert table.query("section == 'verdict' and item == 'D1'").status.item() == "changed"
+    assert table.query("section == 'paired delta'").status.item() == "moved"  # crossed zero
+    assert "NO: a claim verdict changed" in (tmp_path / "out.md").read_text()
+    assert compare.main(["--check", str(tmp_path / "out.csv")]) == 1
+
+
+def test_timings_compare_as_ratios_and_probes_exactly():
+    assert compare.judge_claim_value("D7", 3.0, 5.0, None, None)[0] == "within tolerance"
+    assert compare.judge_claim_value("D7", 3.0, 7.0, None, None)[0] == "moved"
+    assert compare.judge_claim_value("A3", 0.401, 0.4011, None, None)[0] == "moved"
+    assert compare.judge_claim_value("A3", 0.401, 0.401, None, None)[0] == "same"
+
+
+def test_across_scale_names_what_holds_and_what_flips(tmp_path):
+    a = build(tmp_path / "config")
+    b = build(tmp_path / "paper", verdict="not reproduced")
+    assert (
+        compare.main(
+            [
+                "--across",
+                str(a / "claims.csv"),
+                str(b / "claims.csv"),
+                "--names",
+                "config",
+                "paper",
+                "--out",
+                str(tmp_path / "across.csv"),
+                "--report",
+                str(tmp_path / "across.md"),
+            ]
+        )
+        == 0
+    )
+    table = pd.read_csv(tmp_path / "across.csv").set_index("claim")
+    assert table.status.to_dict() == {"A3": "holds", "D1": "flips", "D7": "holds"}
+    assert "2 holds, 1 flips" in (tmp_path / "across.md").read_text()
+
+
+def test_snapshot_keeps_small_outputs_and_provenance(tmp_path):
+    source = build(tmp_path / "build")
+    (source / "paper.pdf").write_bytes(b"%PDF-1.5 tiny")
+    (source / "manifest.json").write_text("{}")
+    (source / "checks.csv").write_text("claim_id\nA3\n")
+    bench = tmp_path / "benchmarks" / "train"
+    bench.mkdir(parents=True)
+    for job, seconds in (("a", 10.0), ("b", 20.0)):
+        (bench / f"{job}.tsv").write_text(f"s\th:m:s\n{seconds}\t0:00:{seconds:02.0f}\n")
+    files = {kind: source / name for kind, name in snapshot.FILE_NAMES.items()}
+    out = tmp_path / "reference" / "test"
+    provenance = snapshot.snapshot(files, {"seeds": [1]}, "test", tmp_path / "benchmarks", out, 61)
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [*snapshot.FILE_NAMES.values(), "provenance.json", "README.md"]
+    )
+    assert provenance["rule_seconds"] == {"train": 30.0}
+    assert json.loads((out / "provenance.json").read_text())["config_hash"]
+    assert "1.0 min wall" in (out / "README.md").read_text()
+
+
+def test_snapshot_refuses_an_unfinished_build(tmp_path):
+    files = {kind: tmp_path / name for kind, name in snapshot.FILE_NAMES.items()}
+    with pytest.raises(FileNotFoundError, match="paper"):
+        snapshot.snapshot(files, {}, "test", tmp_path, tmp_path / "out")
