@@ -1,60 +1,134 @@
 #!/usr/bin/env bash
-# GPU check of our attention kernels, one command, under 8 minutes on one H200:
-#   1. the parity tests (tests/test_kernels.py) with the compiled Triton kernels on CUDA:
-#      fp32/fp16/bf16 against the fp32 reference, plus larger shapes (N up to 4096);
-#   2. the benchmark: N = 1k..16k, d = 64 and 128, bf16, causal and not, fwd and fwd+bwd, our
-#      kernel vs torch's flash SDPA vs the materialised table; decoding with a KV cache.
-# Writes attention_cuda.csv, decode_cuda.csv, parity.xml and the logs to $OUT when set, else to
-# benchmarks/gpu/<device name>/ (commit those; see benchmarks/README.md).
-# Exits non-zero when the parity tests fail; the benchmark still runs. Time limits: tests 180 s,
-# benchmark 270 s (its CSVs are written row by row, so a cut-short run keeps what it measured).
+# One-shot GPU check of our attention kernels: decisive rows first, every part under its own
+# timeout inside one outer limit (9 minutes), every CSV written row by row.
+#
+#   scripts/gpu_check.sh                 # on the GPU machine (its python3: torch, Triton, pandas)
+#   scripts/gpu_check.sh --dry --out D   # the same steps on CPU: interpreter, tiny shapes (tests)
+#
+# Parts, in order (each logs to <part>.log; parts.csv says how each ended and how long it took):
+#   environment  GPU name, driver (nvidia-smi.csv), python/torch/Triton/CUDA versions
+#   warmup       one process per (head dim, causal, forward|backward|backward_atomic), in
+#                parallel: Triton compiles and autotunes into its on-disk cache; beside it:
+#   parity       tests/test_kernels.py on the compiled kernels (first tile, no autotuning)
+#   attention    the benchmark, d = 128 then 64, longest N first, causal and not, bf16; ours
+#                (deterministic and five-product backward), torch flash SDPA, torch cuDNN
+#                attention, the materialised table up to 4k; forward and backward timed apart;
+#                gradient error once per (d, causal) and backend -> attention_<device>.csv
+#   summary      summary.csv: TFLOP/s and ratio to SDPA per row (the paper reads it)
+#   decode       KV-cache decoding vs recomputing -> decode_<device>.csv
+#   train_step   one short training step per model of config/paper.yaml (bf16 autocast):
+#                train_steps.csv and the GPU-hours estimate gpu_hours.csv
+# Results: --out DIR, else $OUT/benchmarks/gpu/<device name> when $OUT is set, else
+# benchmarks/gpu/<device name> (commit those). Exit status: 0 when every part succeeded.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-python=python
-[ -x .venv/bin/python ] && python=.venv/bin/python
-export PYTHONPATH="src${PYTHONPATH:+:$PYTHONPATH}"
-export TRITON_INTERPRET=0        # compiled kernels, never the CPU interpreter
-export OMP_NUM_THREADS="${OMP_NUM_THREADS:-8}"
+dry=0
+dest=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dry) dry=1 ;;
+    --out) dest="$2"; shift ;;
+    *) echo "usage: $0 [--dry] [--out DIR]" >&2; exit 64 ;;
+  esac
+  shift
+done
 
-device_name=$("$python" -c 'import torch; print(torch.cuda.get_device_name().replace(" ", "_"))') || {
-  echo "gpu_check: torch sees no CUDA device" >&2
-  exit 2
-}
-dest="${OUT:-benchmarks/gpu/$device_name}"
+# the device image's python3, never a copied CPU .venv (GPU_CHECK_PYTHON: the tests' interpreter)
+python="${GPU_CHECK_PYTHON:-python3}"
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-4}"
+export TRITON_PRINT_AUTOTUNING=1  # the autotuned configs land in the logs
+limit="${GPU_CHECK_LIMIT:-540}"   # outer limit, seconds
+start=$SECONDS
+
+if [ "$dry" = 1 ]; then
+  export TRITON_INTERPRET=1 OMP_NUM_THREADS=1
+  device=cpu
+  device_name=dry-cpu
+  head_dims=(16); seq_lens=(24 17); causal_values=(1); tokens=34; model_dim=16
+  naive_max=20; decode=(--decode-prompt-len 20 --decode-new-tokens 2); warm_len=24
+  bench_extra=(--interpret --repeats 1); train_extra=(--dry --steps 1)
+  parity_select=(-k "decode_matches_full or atomic_and_deterministic")
+else
+  export TRITON_INTERPRET=0
+  device=cuda
+  device_name=$("$python" -c 'import torch; assert torch.cuda.is_available()
+print(torch.cuda.get_device_name().replace(" ", "_"))') || {
+    echo "gpu_check: $python sees no CUDA device" >&2
+    exit 2
+  }
+  head_dims=(128 64); seq_lens=(16384 8192 4096 2048 1024); causal_values=(1 0); tokens=16384
+  model_dim=2048; naive_max=4096; decode=(--decode-prompt-len 4096 --decode-new-tokens 100)
+  warm_len=1024; bench_extra=(); train_extra=(--steps 3); parity_select=()
+fi
+dest="${dest:-${OUT:+$OUT/}benchmarks/gpu/$device_name}"
 mkdir -p "$dest"
-echo "gpu_check: $device_name -> $dest"
+echo "part,exit,seconds" > "$dest/parts.csv"
 
-# 1. parity: one tile shape per kernel (no autotuning), so the many test shapes compile fast
-SOFTLOOKUP_AUTOTUNE=0 timeout 180 "$python" -m pytest -q -p no:cacheprovider tests/test_kernels.py \
-  --junitxml "$dest/parity.xml" 2>&1 | tee "$dest/parity.log"
-tests_status=${PIPESTATUS[0]}
+left() { echo $((limit - (SECONDS - start))); }
 
-# 2. benchmark (autotuned kernels)
-timeout 270 "$python" -m softlookup.bench.kernels --device cuda \
-  --out "$dest/attention_cuda.csv" --decode-out "$dest/decode_cuda.csv" \
-  --seq-lens 1024 2048 4096 8192 16384 --head-dims 64 128 --dtype bfloat16 --causal both \
-  --tokens 16384 --model-dim 2048 --naive-max-len 8192 \
-  --decode-prompt-len 4096 --decode-new-tokens 100 2>&1 | tee "$dest/bench.log"
-bench_status=${PIPESTATUS[0]}
+# run_part NAME MAX_SECONDS CMD...: CMD under a timeout of min(MAX, what is left - 10 s)
+run_part() {
+  local name=$1 want=$2 began=$SECONDS status
+  shift 2
+  local budget=$(($(left) - 10))
+  [ "$budget" -lt "$want" ] && want=$budget
+  if [ "$want" -lt 5 ]; then
+    echo "gpu_check: $name skipped, out of time" | tee -a "$dest/gpu_check.log"
+    echo "$name,skipped,0" >> "$dest/parts.csv"
+    return
+  fi
+  echo "gpu_check: $name (timeout ${want}s, $(left)s left)" | tee -a "$dest/gpu_check.log"
+  timeout -k 5 "$want" "$@" > "$dest/$name.log" 2>&1
+  status=$?
+  echo "$name,$status,$((SECONDS - began))" >> "$dest/parts.csv"
+  echo "gpu_check: $name exit $status after $((SECONDS - began))s" | tee -a "$dest/gpu_check.log"
+  tail -n 5 "$dest/$name.log"
+}
 
-# 3. the targets at a glance: fwd+bwd TFLOP/s of ours vs torch's flash SDPA, memory, error
-"$python" - "$dest/attention_cuda.csv" <<'EOF' 2>&1 | tee "$dest/summary.txt"
-import sys
+command -v nvidia-smi > /dev/null && timeout 20 nvidia-smi \
+  --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > "$dest/nvidia-smi.csv"
+run_part environment 30 "$python" -c '
+import json, torch, triton
+from softlookup.provenance import environment
+env = environment()
+env.update(cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version())
+print(json.dumps(env, indent=1, default=str))'
 
-import pandas as pd
+# compile in parallel: the warm-up processes, and the parity tests beside them (their shapes
+# compile other specialisations); the benchmark starts when both are done, on a quiet GPU
+parallel=()
+"$python" -c 'import xdist' 2> /dev/null && parallel=(-n 8)
+run_part parity 170 env SOFTLOOKUP_AUTOTUNE=0 "$python" -m pytest -v -p no:cacheprovider \
+  "${parallel[@]}" tests/test_kernels.py --junitxml "$dest/parity.xml" "${parity_select[@]}" &
+parity_pid=$!
+run_part warmup 150 "$python" -m softlookup.bench.warmup --device "$device" \
+  --head-dims "${head_dims[@]}" --causal "${causal_values[@]}" --seq-len "$warm_len" \
+  --tokens "$tokens" --model-dim "$model_dim"
+wait "$parity_pid"
 
-rows = pd.read_csv(sys.argv[1])
-ok = rows[rows.status == "ok"]
-keys = ["pass", "head_dim", "causal", "seq_len"]
-backends = ["triton", "torch_sdpa", "naive"]
-table = ok.pivot_table(index=keys, columns="backend", values="tflops").reindex(columns=backends)
-table["triton/sdpa"] = table["triton"] / table["torch_sdpa"]
-print("TFLOP/s\n", table.round(2).to_string())
-memory = ok.pivot_table(index=keys, columns="backend", values="peak_mem_mib")
-print("peak MiB\n", memory.reindex(columns=backends).round(1).to_string())
-print("max abs error vs fp32 reference (bf16)\n", ok.groupby("backend").max_abs_err.max().to_string())
-EOF
+causal_flag=both
+[ "${#causal_values[@]}" = 1 ] && causal_flag=true
+run_part attention 270 "$python" -m softlookup.bench.kernels --device "$device" \
+  --out "$dest/attention_$device.csv" --head-dims "${head_dims[@]}" --seq-lens "${seq_lens[@]}" \
+  --causal "$causal_flag" --tokens "$tokens" --model-dim "$model_dim" \
+  --naive-max-len "$naive_max" --grad-check \
+  --backends triton torch_sdpa torch_cudnn triton_atomic naive "${bench_extra[@]}"
 
-echo "gpu_check: tests exit $tests_status, benchmark exit $bench_status; files in $dest"
-[ "$tests_status" -eq 0 ] && [ "$bench_status" -eq 0 ]
+run_part summary 20 "$python" -m softlookup.bench.summary "$dest/attention_$device.csv" \
+  --out "$dest/summary.csv"
+
+run_part decode 40 "$python" -m softlookup.bench.kernels --device "$device" \
+  --decode-out "$dest/decode_$device.csv" --head-dims "${head_dims[@]}" \
+  --tokens "$tokens" --model-dim "$model_dim" --backends triton torch_sdpa naive \
+  "${decode[@]}" "${bench_extra[@]}"
+
+# the models' head dims (16..256) are new to the kernel cache: one tile each, no autotuning
+run_part train_step 90 env SOFTLOOKUP_AUTOTUNE=0 "$python" -m softlookup.bench.train_step \
+  --device "$device" --plan benchmarks/paper_runs.json --out "$dest/train_steps.csv" \
+  --estimate-out "$dest/gpu_hours.csv" "${train_extra[@]}"
+
+echo "gpu_check: done in $((SECONDS - start))s; files in $dest" | tee -a "$dest/gpu_check.log"
+# 0 when every part (the background parity run included) exited 0
+awk -F, 'NR > 1 && $2 != "0" { bad = 1 } END { exit bad }' "$dest/parts.csv"

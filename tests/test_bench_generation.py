@@ -36,7 +36,7 @@ def test_one_row_per_setting_with_every_column(table):
         (b, n) for b in (1, 3) for n in (3, 6, 12)
     ]
     assert (table.d_k == 8).all() and (table.device == "cpu").all()
-    assert table.torch_version.eq(torch.__version__).all()
+    assert table.torch.eq(torch.__version__).all()
 
 
 def test_cache_and_recomputation_generate_identical_tokens(table):

@@ -30,13 +30,15 @@ def bench_csvs(tmp_path_factory):
 def test_attention_csv_covers_every_backend_pass_and_setting(bench_csvs):
     (columns, rows), _ = bench_csvs
     assert columns == ATTENTION_COLUMNS
-    # 2 lengths x 2 causal values x 3 backends x 2 passes
-    assert len(rows) == 24
+    # 2 lengths x 2 causal values x 3 backends x 3 passes
+    assert len(rows) == 36
     assert {(r["backend"], r["pass"]) for r in rows} == {
-        (b, p) for b in ("naive", "torch_sdpa", "triton") for p in ("forward", "forward_backward")
+        (b, p)
+        for b in ("naive", "torch_sdpa", "triton")
+        for p in ("forward", "backward", "forward_backward")
     }
     for row in rows:
-        assert row["device"] == "cpu" and row["torch_version"] and row["triton_version"]
+        assert row["device"] == "cpu" and row["torch"] and row["triton"] and row["commit"]
         assert row["batch"] == str(64 // int(row["seq_len"])) and row["heads"] == "2"
 
 
@@ -87,3 +89,25 @@ def test_decode_csv_cache_matches_recompute(bench_csvs):
         assert float(row["max_abs_diff_vs_recompute"]) <= 1e-5
         assert float(row["total_ms"]) > 0
     assert all(r["status"] == "skipped" for r in rows if r["backend"] == "triton")
+
+
+def test_a_failing_backend_costs_only_its_own_rows(tmp_path, monkeypatch):
+    """One-shot GPU runs: an exception in one backend is a row with status "error", not a crash."""
+    from softlookup.bench import kernels
+
+    real = kernels.backend_context
+
+    def broken(backend, *args):
+        if backend == "torch_sdpa":
+            raise ValueError("refused\nsecond line")
+        return real(backend, *args)
+
+    monkeypatch.setattr(kernels, "backend_context", broken)
+    out = tmp_path / "attention.csv"
+    main(["--device", "cpu", "--out", str(out), "--seq-lens", "16", "--head-dims", "8",
+          "--tokens", "16", "--model-dim", "8", "--repeats", "1", "--causal", "true",
+          "--backends", "torch_sdpa", "naive"])  # fmt: skip
+    _, rows = read_rows(out)
+    assert (rows[0]["backend"], rows[0]["status"]) == ("torch_sdpa", "error")
+    assert rows[0]["reason"] == "ValueError: refused"
+    assert {r["status"] for r in rows if r["backend"] == "naive"} == {"ok"}

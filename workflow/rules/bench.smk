@@ -8,6 +8,7 @@
 #   defaults of `python -m softlookup.bench.generation` are config.yaml's transformer dims).
 # The cuda variants ask the executor for one GPU (slurm: `gpu=1`, i.e. --gpus=1; a cluster that
 # wants --gres instead can set `slurm_extra: "'--gres=gpu:1'"` for these rules in its profile).
+# Options travel as a list param, quoted element by element ({params.options:q}).
 
 BENCH_DEVICES = config["bench"]["devices"]
 BENCH_CSVS = expand(
@@ -18,13 +19,14 @@ BENCH_CSVS = expand(
 
 
 def bench_options(options_by_key):
-    """A config mapping as CLI options (new_tokens: [25, 50] -> --new-tokens 25 50, bools lower)."""
+    """A config mapping as a CLI option list (new_tokens: [25, 50] -> ["--new-tokens", "25",
+    "50"]; booleans lower case)."""
     options = []
     for key, value in options_by_key.items():
         values = value if isinstance(value, list) else [value]
-        text = " ".join(str(v).lower() if isinstance(v, bool) else str(v) for v in values)
-        options.append(f"--{key.replace('_', '-')} {text}")
-    return " ".join(options)
+        options.append(f"--{key.replace('_', '-')}")
+        options.extend(str(v).lower() if isinstance(v, bool) else str(v) for v in values)
+    return options
 
 
 rule bench_attention:
@@ -33,6 +35,8 @@ rule bench_attention:
         decode=report("results/bench/decode_{device}.csv", category="Kernel benchmarks"),
     log:
         "results/logs/bench/attention_{device}.log",
+    benchmark:
+        "results/benchmarks/bench_attention/{device}.tsv"
     wildcard_constraints:
         device="cpu|cuda",
     params:
@@ -41,8 +45,8 @@ rule bench_attention:
     resources:
         gpu=lambda wildcards: int(wildcards.device == "cuda"),
     shell:
-        "{PYTHON}.bench.kernels --device {wildcards.device} --out {output.attention}"
-        " --decode-out {output.decode} --threads {threads} {params.options} > {log} 2>&1"
+        "{PYTHON}.bench.kernels --device {wildcards.device:q} --out {output.attention:q}"
+        " --decode-out {output.decode:q} --threads {threads} {params.options:q} > {log:q} 2>&1"
 
 
 def generation_options():
@@ -61,6 +65,8 @@ rule bench_generation:
         report("results/bench/generation_{device}.csv", category="Generation benchmarks"),
     log:
         "results/logs/bench/generation_{device}.log",
+    benchmark:
+        "results/benchmarks/bench_generation/{device}.tsv"
     wildcard_constraints:
         device="cpu|cuda",
     params:
@@ -69,5 +75,5 @@ rule bench_generation:
     resources:
         gpu=lambda wildcards: int(wildcards.device == "cuda"),
     shell:
-        "{PYTHON}.bench.generation --device {wildcards.device} --out {output}"
-        " --threads {threads} {params.options} > {log} 2>&1"
+        "{PYTHON}.bench.generation --device {wildcards.device:q} --out {output:q}"
+        " --threads {threads} {params.options:q} > {log:q} 2>&1"

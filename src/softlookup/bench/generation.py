@@ -33,16 +33,12 @@ from pathlib import Path
 
 import torch
 
-from .kernels import csv_rows, environment, synchronize
 from ..models import BOS, EOS, PAD, Transformer, build_model
+from .timing import PROVENANCE_COLUMNS, csv_rows, provenance, synchronize
 
 UNEMITTED = (PAD, BOS, EOS)  # never picked: each run makes exactly new_tokens steps
 COLUMNS = [
-    "device",
-    "device_name",
-    "torch_version",
-    "triton_version",
-    "threads",
+    *PROVENANCE_COLUMNS,
     "d_model",
     "heads",
     "d_k",
@@ -240,8 +236,7 @@ def main(argv: list[str] | None = None) -> None:
         args.seed,
     ).to(device)
     settings = {
-        **environment(device),
-        "threads": args.threads,
+        **provenance(device),
         "d_model": args.d_model,
         "heads": args.heads,
         "d_k": args.d_model // args.heads,

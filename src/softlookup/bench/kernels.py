@@ -3,48 +3,63 @@
     python -m softlookup.bench.kernels --device cpu --out results/bench/attention_cpu.csv \\
         --decode-out results/bench/decode_cpu.csv --seq-lens 128 256 512 --head-dims 64
 
-Two CSVs, one row per measurement, with the device name and torch/triton versions on every row:
-- attention: for each sequence length N (Nq = Nk = N), head dim, causal or not, and pass
-  ("forward", "forward_backward"): our Triton kernel ("triton"), torch's SDPA ("torch_sdpa",
-  its flash kernel forced where torch has one for the inputs, else its default choice, named in
-  `kernel`) and the materialised score table ("naive", the reference backend). Columns: median
-  time, TFLOP/s (FlashAttention's count: 4 B H N^2 d for the forward, halved when causal, x3.5 for
-  forward+backward), peak memory above the inputs (CUDA only; CPU has no allocator statistics),
-  also per sequence (the batch is `tokens // N`, so memory against N is read per sequence: linear
-  for a fused kernel, quadratic for the materialised table), the bytes autograd saves for the
-  backward pass, and the forward output's max abs error against the fp32 reference.
-- decode: generating `new_tokens` tokens after a prompt, one query per step against a KV cache of
-  everything so far ("kv_cache"), vs recomputing causal attention over the whole sequence every
-  step and keeping the last row ("recompute"); total time, time per token, speed-up, and the max
-  abs difference between the two ways' outputs (the cache should change nothing).
+Two CSVs, one row per measurement, written as measured, each row starting with the provenance
+columns of `softlookup.provenance.environment()` (device, device_name, host, threads, python,
+torch, triton, ..., commit, dirty):
+- attention (`--out`): for each head dim, sequence length N (Nq = Nk = N; in the order given, so
+  the decisive rows can come first), causal or not, backend and pass ("forward", "backward",
+  "forward_backward"): our Triton kernel ("triton"; "triton_atomic" with the five-product
+  backward), torch's SDPA ("torch_sdpa", its flash kernel forced where torch has one for the
+  inputs, else its default choice, named in `kernel`; "torch_cudnn", forced to cuDNN attention)
+  and the materialised score table ("naive", the reference backend). Columns: median time,
+  TFLOP/s (FlashAttention's count: 4 B H N^2 d for the forward, halved when causal, x2.5 for the
+  backward, x3.5 for forward+backward), peak memory above the inputs (CUDA only; CPU has no
+  allocator statistics), also per sequence (the batch is `tokens // N`, so memory against N is read
+  per sequence: linear for a fused kernel, quadratic for the materialised table), the bytes
+  autograd saves for the backward pass, the forward output's max abs error against the fp32
+  reference and, once per (head dim, causal, dtype) and backend (the first N measured, so with the
+  tiles autotuning picked there), the max abs error of dQ, dK, dV on one head.
+- decode (`--decode-out`): generating `new_tokens` tokens after a prompt, one query per step
+  against a KV cache of everything so far ("kv_cache"), vs recomputing causal attention over the
+  whole sequence every step and keeping the last row ("recompute"); total time, time per token,
+  speed-up, and the max abs difference between the two ways' outputs (the cache changes nothing).
 On CPU the Triton kernels only run under TRITON_INTERPRET=1, an interpreter far too slow to time:
-their rows are written with status "skipped" and the reason, so the file says what was not run.
+their rows are written with status "skipped" and the reason, so the file says what was not run,
+unless `--interpret` asks for them (tiny shapes; `scripts/gpu_check.sh --dry`).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import itertools
 import math
-import platform
-import statistics
-import time
+import os
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
-import triton
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from ..kernels import attention, reference_attention
+from .timing import MIB, PROVENANCE_COLUMNS, csv_rows, median_ms, peak_mib, provenance
 
-BACKEND_NAMES = {"triton": "triton", "torch_sdpa": "torch", "naive": "reference"}
+# benchmark backend -> attention() backend; triton_atomic is our kernel with the five-product
+# backward (dQ by atomics), torch_cudnn torch's SDPA forced to cuDNN attention
+BACKEND_NAMES = {
+    "triton": "triton",
+    "triton_atomic": "triton",
+    "torch_sdpa": "torch",
+    "torch_cudnn": "torch",
+    "naive": "reference",
+}
+DEFAULT_BACKENDS = ["naive", "torch_sdpa", "triton"]
+DECODE_BACKENDS = ("naive", "torch_sdpa", "triton")  # the others differ only in the backward
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-PASSES = ("forward", "forward_backward")
-MIB = 2**20
+PASSES = ("forward", "backward", "forward_backward")
+FLOPS_PER_FORWARD = {"forward": 1.0, "backward": 2.5, "forward_backward": 3.5}
 
 
 @dataclass(frozen=True)
@@ -63,59 +78,47 @@ class Setting:
         return flops / 2 if self.causal else flops
 
 
-def cpu_name() -> str:
-    """The CPU's model name from /proc/cpuinfo (Linux), else what platform knows."""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
-
-
-def environment(device: torch.device) -> dict[str, str]:
-    return {
-        "device": device.type,
-        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name(),
-        "torch_version": torch.__version__,
-        "triton_version": triton.__version__,
-    }
-
-
-def triton_skip_reason(device: torch.device) -> str:
-    if device.type != "cuda":
+def triton_skip_reason(device: torch.device, interpret: bool) -> str:
+    if device.type != "cuda" and not interpret:
         return "Triton runs on CPU only under TRITON_INTERPRET=1: an interpreter too slow to time"
     return ""
 
 
-def synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+@contextlib.contextmanager
+def five_product_backward() -> Iterator[None]:
+    """Our kernel's backward with dQ by atomics (SOFTLOOKUP_DETERMINISTIC_BWD=0) inside."""
+    before = os.environ.get("SOFTLOOKUP_DETERMINISTIC_BWD")
+    os.environ["SOFTLOOKUP_DETERMINISTIC_BWD"] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["SOFTLOOKUP_DETERMINISTIC_BWD"]
+        else:
+            os.environ["SOFTLOOKUP_DETERMINISTIC_BWD"] = before
 
 
-def median_ms(fn: Callable[[], object], device: torch.device, repeats: int) -> float:
-    """Median wall time of fn in milliseconds (triton.testing.do_bench on CUDA)."""
-    if device.type == "cuda":
-        return triton.testing.do_bench(fn, warmup=10, rep=50, return_mode="median")
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
-
-
-def peak_mib(fn: Callable[[], object], device: torch.device) -> float:
-    """Peak CUDA memory fn allocates above what was allocated before; NaN on CPU."""
-    if device.type != "cuda":
-        return math.nan
-    synchronize(device)
-    torch.cuda.reset_peak_memory_stats(device)
-    before = torch.cuda.memory_allocated(device)
-    fn()
-    synchronize(device)
-    return (torch.cuda.max_memory_allocated(device) - before) / MIB
+def backend_context(
+    backend: str, setting: Setting, q, k, v, device: torch.device, interpret: bool
+) -> tuple[contextlib.AbstractContextManager, str, str]:
+    """(context to run the backend in, kernel name, skip reason or "") for one setting."""
+    if backend.startswith("triton"):
+        skip = triton_skip_reason(device, interpret)
+        context = (
+            five_product_backward() if backend == "triton_atomic" else contextlib.nullcontext()
+        )
+        return context, "atomic_dq" if backend == "triton_atomic" else "", skip
+    if backend not in ("torch_sdpa", "torch_cudnn"):
+        return contextlib.nullcontext(), "", ""
+    wanted = SDPBackend.FLASH_ATTENTION if backend == "torch_sdpa" else SDPBackend.CUDNN_ATTENTION
+    try:
+        with sdpa_kernel(wanted), torch.no_grad():
+            attention(q[:1], k[:1], v[:1], causal=setting.causal, backend="torch")
+    except RuntimeError as err:
+        if backend == "torch_cudnn":
+            return contextlib.nullcontext(), "cudnn", f"cuDNN attention refused: {err}"[:200]
+        return contextlib.nullcontext(), "default", ""
+    return sdpa_kernel(wanted), "flash" if backend == "torch_sdpa" else "cudnn", ""
 
 
 def saved_for_backward_mib(fn: Callable[[], object]) -> float:
@@ -130,16 +133,6 @@ def saved_for_backward_mib(fn: Callable[[], object]) -> float:
     with torch.autograd.graph.saved_tensors_hooks(keep, lambda t: t):
         fn()
     return sum(storages.values()) / MIB
-
-
-def sdpa_context(setting: Setting, q, k, v) -> tuple[contextlib.AbstractContextManager, str]:
-    """Torch's flash SDPA kernel when it accepts these inputs, else torch's own choice."""
-    try:
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION), torch.no_grad():
-            attention(q, k, v, causal=setting.causal, backend="torch")
-    except RuntimeError:
-        return contextlib.nullcontext(), "default"
-    return sdpa_kernel(SDPBackend.FLASH_ATTENTION), "flash"
 
 
 def make_qkv(setting: Setting, device: torch.device, seed: int = 0) -> list[torch.Tensor]:
@@ -163,8 +156,20 @@ def fp32_reference_error(out: torch.Tensor, q, k, v, causal: bool) -> float:
     return error
 
 
+def fp32_gradient_error(name: str, q, k, v, causal: bool) -> float:
+    """Max abs error of dQ, dK, dV of one head (same N, so the same tiles) vs the fp32 reference."""
+    q, k, v = (t[:1, :1] for t in (q, k, v))
+    grad_out = torch.randn(q.shape, generator=torch.Generator().manual_seed(1)).to(q)
+    grads = []
+    for inputs, backend in (((q, k, v), name), ((q.float(), k.float(), v.float()), "reference")):
+        leaves = [t.detach().requires_grad_() for t in inputs]
+        out = attention(*leaves, causal=causal, backend=backend)
+        grads.append(torch.autograd.grad(out, leaves, grad_out.to(out.dtype)))
+    return max((g.float() - r).abs().max().item() for g, r in zip(*grads))
+
+
 def run_attention(setting: Setting, backend: str, passes: str, q, k, v) -> Callable[[], object]:
-    """A closure running one forward (no grad) or one forward+backward of the backend."""
+    """A closure running one forward (no grad), one backward or one forward+backward."""
     name = BACKEND_NAMES[backend]
     if passes == "forward":
 
@@ -175,6 +180,15 @@ def run_attention(setting: Setting, backend: str, passes: str, q, k, v) -> Calla
         return forward
     leaves = [t.detach().requires_grad_() for t in (q, k, v)]
     grad_out = torch.randn_like(q)
+    if passes == "backward":
+        out = attention(*leaves, causal=setting.causal, backend=name)
+
+        def backward():
+            out.backward(grad_out, retain_graph=True)
+            for t in leaves:
+                t.grad = None
+
+        return backward
 
     def forward_backward():
         out = attention(*leaves, causal=setting.causal, backend=name)
@@ -186,32 +200,41 @@ def run_attention(setting: Setting, backend: str, passes: str, q, k, v) -> Calla
 
 
 def measure_attention(
-    setting: Setting, backend: str, device: torch.device, repeats: int, naive_max_len: int
+    setting: Setting,
+    backend: str,
+    device: torch.device,
+    repeats: int,
+    naive_max_len: int,
+    *,
+    interpret: bool = False,
+    grad_check: bool = False,
 ) -> Iterator[dict]:
-    """Rows for both passes of one backend on one setting."""
+    """Rows for every pass of one backend on one setting, each yielded as soon as measured."""
     base = {**asdict(setting), "backend": backend, "kernel": ""}
-    skip = triton_skip_reason(device) if backend == "triton" else ""
+    q, k, v = make_qkv(setting, device)
+    context, base["kernel"], skip = backend_context(backend, setting, q, k, v, device, interpret)
     if backend == "naive" and setting.seq_len > naive_max_len:
         skip = f"materialised N x N table: N > --naive-max-len {naive_max_len}"
     if skip:
         for passes in PASSES:
             yield {**base, "pass": passes, "status": "skipped", "reason": skip}
         return
-    q, k, v = make_qkv(setting, device)
-    context = contextlib.nullcontext()
-    if backend == "torch_sdpa":
-        context, base["kernel"] = sdpa_context(setting, q, k, v)
+    name = BACKEND_NAMES[backend]
     with context:
         try:
             with torch.no_grad():
-                out = attention(q, k, v, causal=setting.causal, backend=BACKEND_NAMES[backend])
+                out = attention(q, k, v, causal=setting.causal, backend=name)
             error = fp32_reference_error(out, q, k, v, setting.causal)
             del out
+            grad_error = (
+                fp32_gradient_error(name, q, k, v, setting.causal) if grad_check else math.nan
+            )
             for passes in PASSES:
                 fn = run_attention(setting, backend, passes, q, k, v)
                 ms = median_ms(fn, device, repeats)
-                flops = setting.forward_flops() * (3.5 if passes == "forward_backward" else 1.0)
+                flops = setting.forward_flops() * FLOPS_PER_FORWARD[passes]
                 peak = peak_mib(fn, device)
+                saved = saved_for_backward_mib(fn) if passes == "forward_backward" else 0.0
                 yield {
                     **base,
                     "pass": passes,
@@ -219,16 +242,15 @@ def measure_attention(
                     "tflops": flops / ms / 1e9,
                     "peak_mem_mib": peak,
                     "peak_mem_per_seq_mib": peak / setting.batch,
-                    "saved_for_backward_mib": saved_for_backward_mib(fn)
-                    if passes == "forward_backward"
-                    else 0.0,
+                    "saved_for_backward_mib": saved,
                     "max_abs_err": error,
+                    "max_abs_grad_err": grad_error,
                     "status": "ok",
                     "reason": "",
                 }
+                del fn
         except torch.OutOfMemoryError as err:
-            for passes in PASSES:
-                yield {**base, "pass": passes, "status": "oom", "reason": str(err).split("\n")[0]}
+            yield {**base, "pass": "all", "status": "oom", "reason": str(err).split("\n")[0]}
         finally:
             if device.type == "cuda":
                 torch.cuda.empty_cache()
@@ -269,6 +291,7 @@ def measure_decode(
     prompt_len: int,
     new_tokens: int,
     repeats: int,
+    interpret: bool = False,
 ) -> Iterator[dict]:
     """Rows "kv_cache" and "recompute" for generating new_tokens tokens after prompt_len."""
     base = {
@@ -280,7 +303,7 @@ def measure_decode(
         "prompt_len": prompt_len,
         "new_tokens": new_tokens,
     }
-    skip = triton_skip_reason(device) if backend == "triton" else ""
+    skip = triton_skip_reason(device, interpret) if backend.startswith("triton") else ""
     if skip:
         for mode in ("kv_cache", "recompute"):
             yield {**base, "mode": mode, "status": "skipped", "reason": skip}
@@ -309,10 +332,7 @@ def measure_decode(
 
 
 ATTENTION_COLUMNS = [
-    "device",
-    "device_name",
-    "torch_version",
-    "triton_version",
+    *PROVENANCE_COLUMNS,
     "backend",
     "kernel",
     "pass",
@@ -328,14 +348,12 @@ ATTENTION_COLUMNS = [
     "peak_mem_per_seq_mib",
     "saved_for_backward_mib",
     "max_abs_err",
+    "max_abs_grad_err",
     "status",
     "reason",
 ]
 DECODE_COLUMNS = [
-    "device",
-    "device_name",
-    "torch_version",
-    "triton_version",
+    *PROVENANCE_COLUMNS,
     "backend",
     "mode",
     "batch",
@@ -353,30 +371,18 @@ DECODE_COLUMNS = [
 ]
 
 
-@contextlib.contextmanager
-def csv_rows(path: Path, columns: list[str]) -> Iterator[Callable[[dict], None]]:
-    """A function writing one row at a time, flushed, so a run cut short keeps what it measured."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=columns, restval="")
-        writer.writeheader()
-
-        def write(row: dict) -> None:
-            writer.writerow(row)
-            f.flush()
-
-        yield write
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m softlookup.bench.kernels", description=__doc__.split("\n")[0]
     )
     p.add_argument("--device", choices=("cpu", "cuda"), required=True)
-    p.add_argument("--out", type=Path, required=True, help="attention CSV")
-    p.add_argument("--decode-out", type=Path, required=True, help="decode CSV")
-    p.add_argument("--seq-lens", type=int, nargs="+", default=[128, 256, 512, 1024])
-    p.add_argument("--head-dims", type=int, nargs="+", default=[64])
+    p.add_argument("--out", type=Path, help="attention CSV (none: no attention rows)")
+    p.add_argument("--decode-out", type=Path, help="decode CSV (none: no decode rows)")
+    p.add_argument("--seq-lens", type=int, nargs="+", default=[128, 256, 512, 1024],
+                   help="measured in this order")  # fmt: skip
+    p.add_argument(
+        "--head-dims", type=int, nargs="+", default=[64], help="outermost loop, in order"
+    )
     p.add_argument(
         "--dtype",
         choices=sorted(DTYPES),
@@ -384,9 +390,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="default: bfloat16 on cuda, float32 on cpu",
     )
     p.add_argument("--causal", choices=("both", "true", "false"), default="both")
-    p.add_argument(
-        "--backends", nargs="+", choices=sorted(BACKEND_NAMES), default=sorted(BACKEND_NAMES)
-    )
+    p.add_argument("--backends", nargs="+", choices=sorted(BACKEND_NAMES), default=DEFAULT_BACKENDS)
     p.add_argument(
         "--tokens",
         type=int,
@@ -397,12 +401,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--naive-max-len", type=int, default=8192)
     p.add_argument("--repeats", type=int, default=5, help="timed runs on CPU (median)")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    p.add_argument("--grad-check", action="store_true",
+                   help="gradient error once per (head dim, causal, dtype) and backend")  # fmt: skip
+    p.add_argument("--interpret", action="store_true",
+                   help="run the Triton rows on CPU too (needs TRITON_INTERPRET=1; tiny shapes)")  # fmt: skip
     p.add_argument("--decode-prompt-len", type=int, default=512)
     p.add_argument("--decode-new-tokens", type=int, default=100)
     p.add_argument("--decode-batch", type=int, default=1)
     args = p.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error("--device cuda: torch sees no CUDA device")
+    if args.interpret and os.environ.get("TRITON_INTERPRET") != "1":
+        p.error("--interpret needs TRITON_INTERPRET=1 in the environment")
     bad = [d for d in args.head_dims if args.model_dim % d]
     if bad:
         p.error(f"--model-dim {args.model_dim} is not a multiple of head dims {bad}")
@@ -410,51 +420,80 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def guarded(rows: Iterator[dict], base: dict) -> Iterator[dict]:
+    """The rows, then, if making them fails (a compile error, inputs a library kernel refuses),
+    one row with status "error" and the reason: one failing backend costs only its own rows of a
+    one-shot GPU run (the traceback goes to the log)."""
+    try:
+        yield from rows
+    except Exception as err:  # noqa: BLE001 -- recorded in the CSV, the run goes on
+        traceback.print_exc()
+        reason = f"{type(err).__name__}: {err}".split("\n")[0][:300]
+        yield {**base, "status": "error", "reason": reason}
+
+
+def attention_rows(args: argparse.Namespace, device: torch.device) -> Iterator[dict]:
+    causal_values = {"both": (False, True), "true": (True,), "false": (False,)}[args.causal]
+    checked = set()
+    for head_dim, seq_len, causal in itertools.product(
+        args.head_dims, args.seq_lens, causal_values
+    ):
+        batch = max(1, args.tokens // seq_len)
+        setting = Setting(batch, args.model_dim // head_dim, seq_len, head_dim, args.dtype, causal)
+        for backend in args.backends:
+            first = (head_dim, causal, backend) not in checked
+            checked.add((head_dim, causal, backend))
+            rows = measure_attention(
+                setting, backend, device, args.repeats, args.naive_max_len,
+                interpret=args.interpret, grad_check=args.grad_check and first,
+            )  # fmt: skip
+            yield from guarded(rows, {**asdict(setting), "backend": backend, "pass": "all"})
+
+
+def decode_rows(args: argparse.Namespace, device: torch.device) -> Iterator[dict]:
+    for head_dim, backend in itertools.product(args.head_dims, args.backends):
+        if backend in DECODE_BACKENDS:
+            rows = measure_decode(
+                backend, device, args.decode_batch, args.model_dim // head_dim, head_dim,
+                args.dtype, args.decode_prompt_len, args.decode_new_tokens, args.repeats,
+                args.interpret,
+            )  # fmt: skip
+            base = {"backend": backend, "head_dim": head_dim, "dtype": args.dtype, "mode": "all"}
+            yield from guarded(rows, base)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    env = environment(device)
-    causal_values = {"both": (False, True), "true": (True,), "false": (False,)}[args.causal]
+    env = provenance(device)
+    if args.out:
+        write_rows(args.out, ATTENTION_COLUMNS, attention_rows(args, device), env, attention_line)
+    if args.decode_out:
+        write_rows(args.decode_out, DECODE_COLUMNS, decode_rows(args, device), env, decode_line)
 
-    with csv_rows(args.out, ATTENTION_COLUMNS) as write:
-        for head_dim, seq_len, causal in itertools.product(
-            args.head_dims, args.seq_lens, causal_values
-        ):
-            batch = max(1, args.tokens // seq_len)
-            heads = args.model_dim // head_dim
-            setting = Setting(batch, heads, seq_len, head_dim, args.dtype, causal)
-            for backend in args.backends:
-                for row in measure_attention(
-                    setting, backend, device, args.repeats, args.naive_max_len
-                ):
-                    write({**env, **row})
-                    print(
-                        f"{backend:10s} {row['pass']:16s} N={seq_len:6d} d={head_dim:3d} "
-                        f"causal={causal!s:5s} {row.get('time_ms', math.nan):9.3f} ms "
-                        f"{row.get('tflops', math.nan):7.2f} TFLOP/s {row['status']}",
-                        flush=True,
-                    )
 
-    with csv_rows(args.decode_out, DECODE_COLUMNS) as write:
-        for head_dim, backend in itertools.product(args.head_dims, args.backends):
-            for row in measure_decode(
-                backend,
-                device,
-                args.decode_batch,
-                args.model_dim // head_dim,
-                head_dim,
-                args.dtype,
-                args.decode_prompt_len,
-                args.decode_new_tokens,
-                args.repeats,
-            ):
-                write({**env, **row})
-                print(
-                    f"decode {backend:10s} {row['mode']:9s} d={head_dim:3d} "
-                    f"{row.get('ms_per_token', math.nan):8.3f} ms/token {row['status']}",
-                    flush=True,
-                )
+def write_rows(path: Path, columns: list[str], rows: Iterator[dict], env: dict, line) -> None:
+    """Each row to the CSV as soon as it is measured (after the provenance columns), and a line."""
+    with csv_rows(path, columns) as write:
+        for row in rows:
+            write({**env, **row})
+            print(line(row), flush=True)
+
+
+def attention_line(row: dict) -> str:
+    return (
+        f"{row['backend']:13s} {row['pass']:16s} N={row['seq_len']:6d} d={row['head_dim']:3d} "
+        f"causal={row['causal']!s:5s} {row.get('time_ms', math.nan):9.3f} ms "
+        f"{row.get('tflops', math.nan):7.2f} TFLOP/s {row['status']}"
+    )
+
+
+def decode_line(row: dict) -> str:
+    return (
+        f"decode {row['backend']:10s} {row['mode']:9s} d={row['head_dim']:3d} "
+        f"{row.get('ms_per_token', math.nan):8.3f} ms/token {row['status']}"
+    )
 
 
 if __name__ == "__main__":

@@ -4,15 +4,21 @@ The N x N score table is never stored: each program keeps one block of queries (
 and streams the other side through it block by block. Scores live in the base-2 domain
 (`qk * scale * log2(e)`), so the softmax uses exp2 and the saved log-sum-exp `lse2` is base 2.
 
-Masking, shared by every kernel: query i of Nq sits at key position i + (Nk - Nq) (causal masking
-aligned to the end); keys past Nk and keys flagged in the padding row never contribute. A query
-that may read no key gets a zero output and `lse2 = -inf`. Blocks that need no score mask (every key in
-range and visible to every query of the block) run through an unmasked loop; the rest through a
-masked one.
+Masking, shared by every kernel (`_allowed`): query i of Nq sits at key position i + (Nk - Nq)
+(causal masking aligned to the end); keys past Nk and keys flagged in the padding row never
+contribute. A query that may read no key gets a zero output and `lse2 = -inf`. Each kernel walks
+its blocks in two phases, unrolled at compile time (`tl.static_range(2)`): the blocks that need no
+score mask (every key in range and visible to every query of the block) and the blocks that do.
 
 Kernels: `attn_fwd` (output + lse2, optionally over one split of the keys, which the decode path
-uses), `attn_bwd_delta` (rowsum(dO * O)), `attn_bwd_dkdv` (one key block per program) and
-`attn_bwd_dq` (one query block per program). Launch configurations live in `flash_configs.py`.
+uses), `attn_bwd_delta` (rowsum(dO * O)), `attn_bwd_dkdv` (one key block per program; with
+ATOMIC_DQ it also adds that block's share of dQ into an fp32 buffer with atomics: five matrix
+products per block pair instead of seven, not deterministic), `attn_bwd_dq` (one query block per
+program) and `attn_decode_combine` (the split-K partial outputs -> the output). Launch
+configurations live in `tiles.py`.
+
+Offsets: a program moves its pointers to its (batch, head) in 64-bit arithmetic; offsets inside a
+head are 32-bit unless the launch sets WIDE (N x stride >= 2^31, see `flash.needs_wide_offsets`).
 """
 
 from __future__ import annotations
@@ -22,24 +28,93 @@ import os
 import triton
 import triton.language as tl
 
-# Triton's CPU interpreter multiplies bf16 tiles as their raw 16-bit patterns (triton 3.9); under
-# it, bf16 dot operands are widened to fp32 first, which is exact, like a bf16 tensor-core product.
-WIDEN_BF16_DOTS: tl.constexpr = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") == "1")
+# Two workarounds for Triton's CPU interpreter (triton 3.9), compiled out on the GPU: it multiplies
+# bf16 tiles as their raw 16-bit patterns, so bf16 dot operands are widened to fp32 first (exact,
+# like a bf16 tensor-core product); and it truncates fp32 -> bf16 (round toward zero), so `_cast`
+# rounds to nearest even itself. CPU results in bf16 then round as the GPU's do.
+INTERPRETER: tl.constexpr = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") == "1")
+
+
+@triton.jit
+def _cast(x, dtype: tl.constexpr):
+    """x.to(dtype), rounding to nearest even also under the interpreter."""
+    if INTERPRETER and dtype == tl.bfloat16:
+        bits = x.to(tl.float32).to(tl.uint32, bitcast=True)
+        bits = bits + 0x7FFF + ((bits >> 16) & 1)
+        x = (bits & 0xFFFF0000).to(tl.float32, bitcast=True)
+    return x.to(dtype)
 
 
 @triton.jit
 def _dot(a, b, acc, PRECISION: tl.constexpr):
     """a @ b (+ acc) with fp32 accumulation."""
-    if WIDEN_BF16_DOTS and a.dtype == tl.bfloat16:
+    if INTERPRETER and a.dtype == tl.bfloat16:
         a = a.to(tl.float32)
         b = b.to(tl.float32)
     return tl.dot(a, b, acc, input_precision=PRECISION)
 
 
 @triton.jit
-def _allowed(
-    query_pos, key_pos, key_pad, N_K, causal_shift, CAUSAL: tl.constexpr, HAS_PAD: tl.constexpr
-):
+def _head(ptr, bh, H, stride_b, stride_h):
+    """ptr moved to head (b, h) = divmod(bh, H) of a (B, H, ...) tensor, in 64-bit arithmetic."""
+    return ptr + (bh // H).to(tl.int64) * stride_b + (bh % H).to(tl.int64) * stride_h
+
+
+@triton.jit
+def _qkv_heads(Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb, stride_vh):
+    """Q, K, V moved to head (b, h) = divmod(bh, H)."""
+    return (_head(Q, bh, H, stride_qb, stride_qh), _head(K, bh, H, stride_kb, stride_kh),
+            _head(V, bh, H, stride_vb, stride_vh))  # fmt: skip
+
+
+@triton.jit
+def _tile_offsets(start, stride_n, stride_d, BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr,
+                  WIDE: tl.constexpr):  # fmt: skip
+    """Offsets of rows [start, start + BLOCK) x columns [0, HEAD_DIM) in one head; row indices."""
+    rows = tl.multiple_of(start, BLOCK) + tl.arange(0, BLOCK)
+    wide_rows = rows
+    if WIDE:
+        wide_rows = rows.to(tl.int64)
+    return wide_rows[:, None] * stride_n + tl.arange(0, HEAD_DIM)[None, :] * stride_d, rows
+
+
+@triton.jit
+def _load_tile(ptr, start, n_rows, stride_n, stride_d, BLOCK: tl.constexpr,
+               HEAD_DIM: tl.constexpr, WIDE: tl.constexpr):  # fmt: skip
+    """(BLOCK, HEAD_DIM) tile of rows [start, start + BLOCK) of one head; rows >= n_rows read 0."""
+    offsets, rows = _tile_offsets(start, stride_n, stride_d, BLOCK, HEAD_DIM, WIDE)
+    return tl.load(ptr + offsets, mask=(rows < n_rows)[:, None], other=0.0)
+
+
+@triton.jit
+def _store_tile(ptr, tile, start, n_rows, stride_n, stride_d, BLOCK: tl.constexpr,
+                HEAD_DIM: tl.constexpr, WIDE: tl.constexpr):  # fmt: skip
+    offsets, rows = _tile_offsets(start, stride_n, stride_d, BLOCK, HEAD_DIM, WIDE)
+    tl.store(ptr + offsets, _cast(tile, ptr.dtype.element_ty), mask=(rows < n_rows)[:, None])
+
+
+@triton.jit
+def _key_block(q, K, V, start_n, N_K, stride_kn, stride_kd, stride_vn, stride_vd, qk_scale_log2,
+               BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, PRECISION: tl.constexpr,
+               WIDE: tl.constexpr):  # fmt: skip
+    """Keys and values [start_n, start_n + BLOCK_N) and the base-2 scores of q against them."""
+    k = _load_tile(K, start_n, N_K, stride_kn, stride_kd, BLOCK_N, HEAD_DIM, WIDE)
+    v = _load_tile(V, start_n, N_K, stride_vn, stride_vd, BLOCK_N, HEAD_DIM, WIDE)
+    return k, v, _dot(q, tl.trans(k), None, PRECISION) * qk_scale_log2  # (BLOCK_M, BLOCK_N)
+
+
+@triton.jit
+def _pad_row(PAD, offs_n, N_K, stride_pn, HAS_PAD: tl.constexpr):
+    """The padding flags (1 = padding) of keys offs_n; keys past N_K count as padding."""
+    pad = tl.zeros(offs_n.shape, dtype=tl.int8)
+    if HAS_PAD:
+        pad = tl.load(PAD + offs_n * stride_pn, mask=offs_n < N_K, other=1)
+    return pad
+
+
+@triton.jit
+def _allowed(query_pos, key_pos, key_pad, N_K, causal_shift, CAUSAL: tl.constexpr,
+             HAS_PAD: tl.constexpr):  # fmt: skip
     """Bool, broadcast of the three inputs: may the query at query_pos read the key at key_pos.
 
     Pass query_pos (M, 1), key_pos and key_pad (1, N) for a (M, N) mask, or the transposes.
@@ -53,130 +128,22 @@ def _allowed(
 
 
 @triton.jit
-def _fwd_block(
-    acc,
-    m_i,
-    l_i,
-    q,
-    K,
-    V,
-    PAD,
-    start_n,
-    offs_m,
-    N_K,
-    causal_shift,
-    qk_scale_log2,
-    stride_kn,
-    stride_kd,
-    stride_vn,
-    stride_vd,
-    stride_pn,
-    HEAD_DIM: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    CAUSAL: tl.constexpr,
-    HAS_PAD: tl.constexpr,
-    MASKED: tl.constexpr,
-    PRECISION: tl.constexpr,
-):
-    """Fold keys [start_n, start_n + BLOCK_N) into the running (acc, max, sum) of a query block."""
+def _mask_keys(x, fill, offs_m, start_n, PAD, stride_pn, N_K, causal_shift, BLOCK_N: tl.constexpr,
+               CAUSAL: tl.constexpr, HAS_PAD: tl.constexpr):  # fmt: skip
+    """x (queries offs_m, keys [start_n, start_n + BLOCK_N)) with `fill` where not allowed."""
     offs_n = start_n + tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, HEAD_DIM)
-    in_range = (offs_n < N_K)[:, None]
-    k = tl.load(
-        K + offs_n[:, None] * stride_kn + offs_d[None, :] * stride_kd, mask=in_range, other=0.0
-    )
-    v = tl.load(
-        V + offs_n[:, None] * stride_vn + offs_d[None, :] * stride_vd, mask=in_range, other=0.0
-    )
-    s = _dot(q, tl.trans(k), None, PRECISION) * qk_scale_log2  # (BLOCK_M, BLOCK_N)
-    if MASKED:
-        pad_row = tl.zeros([BLOCK_N], dtype=tl.int8)
-        if HAS_PAD:
-            pad_row = tl.load(PAD + offs_n * stride_pn, mask=offs_n < N_K, other=1)
-        allowed = _allowed(
-            offs_m[:, None], offs_n[None, :], pad_row[None, :], N_K, causal_shift, CAUSAL, HAS_PAD
-        )
-        s = tl.where(allowed, s, float("-inf"))
-    m_new = tl.maximum(m_i, tl.max(s, 1))
-    m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row with nothing allowed yet
-    p = tl.math.exp2(s - m_safe[:, None])
-    alpha = tl.math.exp2(m_i - m_safe)
-    l_i = l_i * alpha + tl.sum(p, 1)
-    acc = acc * alpha[:, None]
-    acc = _dot(p.to(v.dtype), v, acc, PRECISION)
-    return acc, m_new, l_i
+    pad_row = _pad_row(PAD, offs_n, N_K, stride_pn, HAS_PAD)
+    allowed = _allowed(offs_m[:, None], offs_n[None, :], pad_row[None, :], N_K, causal_shift,
+                       CAUSAL, HAS_PAD)  # fmt: skip
+    return tl.where(allowed, x, fill)
 
 
 @triton.jit
-def attn_fwd(
-    Q,
-    K,
-    V,
-    PAD,
-    OUT,
-    LSE,
-    qk_scale_log2,
-    stride_qb,
-    stride_qh,
-    stride_qm,
-    stride_qd,
-    stride_kb,
-    stride_kh,
-    stride_kn,
-    stride_kd,
-    stride_vb,
-    stride_vh,
-    stride_vn,
-    stride_vd,
-    stride_pb,
-    stride_pn,
-    stride_os,
-    stride_ob,
-    stride_oh,
-    stride_om,
-    stride_od,
-    H,
-    N_Q,
-    N_K,
-    KEYS_PER_SPLIT,
-    TUNE_N_Q,
-    TUNE_N_K,
-    HEAD_DIM: tl.constexpr,
-    CAUSAL: tl.constexpr,
-    HAS_PAD: tl.constexpr,
-    PRECISION: tl.constexpr,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-):
-    """Grid (cdiv(Nq, BLOCK_M), B*H, splits): one query block against one split of the keys.
-
-    Writes OUT[split, b, h, m, :] (normalised over that split) and LSE[split, b*h, m] (base 2).
-    TUNE_N_Q/TUNE_N_K are power-of-two buckets of Nq/Nk that only key the autotuner.
-    """
-    start_m = tl.program_id(0) * BLOCK_M
-    bh = tl.program_id(1)
-    split = tl.program_id(2)
-    b = bh // H
-    h = bh % H
-    Q += b.to(tl.int64) * stride_qb + h.to(tl.int64) * stride_qh
-    K += b.to(tl.int64) * stride_kb + h.to(tl.int64) * stride_kh
-    V += b.to(tl.int64) * stride_vb + h.to(tl.int64) * stride_vh
-    OUT += split.to(tl.int64) * stride_os + b.to(tl.int64) * stride_ob + h.to(tl.int64) * stride_oh
-    PAD += b.to(tl.int64) * stride_pb
-
-    offs_m = start_m + tl.arange(0, BLOCK_M)
-    offs_d = tl.arange(0, HEAD_DIM)
-    row_ok = offs_m < N_Q
-    q = tl.load(
-        Q + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd,
-        mask=row_ok[:, None],
-        other=0.0,
-    )
-
-    # keys this program reads: [lo, hi); [lo, full_end) need no score mask
+def _key_phases(start_m, lo, hi, N_Q, N_K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                CAUSAL: tl.constexpr, HAS_PAD: tl.constexpr):  # fmt: skip
+    """Keys [lo, hi) that queries [start_m, start_m + BLOCK_M) read, as (lo, full_end, hi):
+    [lo, full_end) need no score mask, [full_end, hi) do. lo is a multiple of BLOCK_N."""
     causal_shift = N_K - N_Q
-    lo = split * KEYS_PER_SPLIT
-    hi = N_K
     full_end = (N_K // BLOCK_N) * BLOCK_N
     if CAUSAL:
         hi = tl.minimum(hi, tl.maximum(start_m + BLOCK_M + causal_shift, 0))
@@ -185,120 +152,99 @@ def attn_fwd(
         )
     if HAS_PAD:
         full_end = 0
-    hi = tl.minimum(hi, lo + KEYS_PER_SPLIT)
-    full_end = tl.maximum(tl.minimum(full_end, hi), lo)
+    return lo, tl.maximum(tl.minimum(full_end, hi), lo), hi
+
+
+@triton.jit
+def _phase(phase: tl.constexpr, first, middle, last):
+    """The bounds of phase 0 ([first, middle)) or phase 1 ([middle, last))."""
+    start = middle
+    end = last
+    if phase == 0:
+        start = first
+        end = middle
+    return start, end
+
+
+@triton.jit
+def attn_fwd(
+    Q, K, V, PAD, OUT, LSE, qk_scale_log2,
+    stride_qb, stride_qh, stride_qm, stride_qd,
+    stride_kb, stride_kh, stride_kn, stride_kd,
+    stride_vb, stride_vh, stride_vn, stride_vd,
+    stride_pb, stride_pn,
+    stride_os, stride_ob, stride_oh, stride_om, stride_od,
+    H, N_Q, N_K, KEYS_PER_SPLIT, TUNE_N_Q, TUNE_N_K,
+    HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, HAS_PAD: tl.constexpr,
+    PRECISION: tl.constexpr, WIDE: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):  # fmt: skip
+    """Grid (cdiv(Nq, BLOCK_M), B*H, splits): one query block against one split of the keys.
+
+    Writes OUT[split, b, h, m, :] (normalised over that split) and LSE[split, b*h, m] (base 2).
+    TUNE_N_Q/TUNE_N_K are power-of-two buckets of Nq/Nk that only key the autotuner.
+    """
+    start_m = tl.program_id(0) * BLOCK_M
+    bh = tl.program_id(1)
+    split = tl.program_id(2)
+    Q, K, V = _qkv_heads(Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb,
+                         stride_vh)  # fmt: skip
+    OUT = _head(OUT + split.to(tl.int64) * stride_os, bh, H, stride_ob, stride_oh)
+    PAD += (bh // H).to(tl.int64) * stride_pb
+
+    q = _load_tile(Q, start_m, N_Q, stride_qm, stride_qd, BLOCK_M, HEAD_DIM, WIDE)
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+    causal_shift = N_K - N_Q
+    lo = split * KEYS_PER_SPLIT
+    first, middle, last = _key_phases(
+        start_m, lo, tl.minimum(N_K, lo + KEYS_PER_SPLIT), N_Q, N_K, BLOCK_M, BLOCK_N, CAUSAL,
+        HAS_PAD,
+    )  # fmt: skip
 
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-    for start_n in range(lo, full_end, BLOCK_N):
-        acc, m_i, l_i = _fwd_block(
-            acc,
-            m_i,
-            l_i,
-            q,
-            K,
-            V,
-            PAD,
-            start_n,
-            offs_m,
-            N_K,
-            causal_shift,
-            qk_scale_log2,
-            stride_kn,
-            stride_kd,
-            stride_vn,
-            stride_vd,
-            stride_pn,
-            HEAD_DIM,
-            BLOCK_N,
-            CAUSAL,
-            HAS_PAD,
-            False,
-            PRECISION,
-        )
-    for start_n in range(full_end, hi, BLOCK_N):
-        acc, m_i, l_i = _fwd_block(
-            acc,
-            m_i,
-            l_i,
-            q,
-            K,
-            V,
-            PAD,
-            start_n,
-            offs_m,
-            N_K,
-            causal_shift,
-            qk_scale_log2,
-            stride_kn,
-            stride_kd,
-            stride_vn,
-            stride_vd,
-            stride_pn,
-            HEAD_DIM,
-            BLOCK_N,
-            CAUSAL,
-            HAS_PAD,
-            True,
-            PRECISION,
-        )
+    for phase in tl.static_range(2):  # 0: key blocks needing no score mask; 1: the others
+        start, end = _phase(phase, first, middle, last)
+        for start_n in range(start, end, BLOCK_N):
+            _, v, s = _key_block(q, K, V, start_n, N_K, stride_kn, stride_kd, stride_vn,
+                                 stride_vd, qk_scale_log2, BLOCK_N, HEAD_DIM, PRECISION, WIDE)  # fmt: skip
+            if phase == 1:
+                s = _mask_keys(s, float("-inf"), offs_m, start_n, PAD, stride_pn, N_K,
+                               causal_shift, BLOCK_N, CAUSAL, HAS_PAD)  # fmt: skip
+            m_new = tl.maximum(m_i, tl.max(s, 1))
+            m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row with nothing allowed
+            p = tl.math.exp2(s - m_safe[:, None])
+            alpha = tl.math.exp2(m_i - m_safe)
+            l_i = l_i * alpha + tl.sum(p, 1)
+            acc = _dot(_cast(p, v.dtype), v, acc * alpha[:, None], PRECISION)
+            m_i = m_new
 
     empty = l_i == 0.0  # no allowed key: output 0, lse -inf
     out = acc / tl.where(empty, 1.0, l_i)[:, None]
     lse2 = tl.where(empty, float("-inf"), m_i + tl.math.log2(tl.where(empty, 1.0, l_i)))
-    tl.store(
-        OUT + offs_m[:, None] * stride_om + offs_d[None, :] * stride_od,
-        out.to(OUT.dtype.element_ty),
-        mask=row_ok[:, None],
-    )
-    tl.store(LSE + (split * tl.num_programs(1) + bh).to(tl.int64) * N_Q + offs_m, lse2, mask=row_ok)
+    _store_tile(OUT, out, start_m, N_Q, stride_om, stride_od, BLOCK_M, HEAD_DIM, WIDE)
+    lse_row = (split * tl.num_programs(1) + bh).to(tl.int64) * N_Q
+    tl.store(LSE + lse_row + offs_m, lse2, mask=offs_m < N_Q)
 
 
 @triton.jit
 def attn_bwd_delta(
-    OUT,
-    DO,
-    DELTA,
-    stride_ob,
-    stride_oh,
-    stride_om,
-    stride_od,
-    stride_dob,
-    stride_doh,
-    stride_dom,
-    stride_dod,
-    H,
-    N_Q,
-    HEAD_DIM: tl.constexpr,
-    BLOCK_M: tl.constexpr,
-):
+    OUT, DO, DELTA,
+    stride_ob, stride_oh, stride_om, stride_od,
+    stride_dob, stride_doh, stride_dom, stride_dod,
+    H, N_Q,
+    HEAD_DIM: tl.constexpr, WIDE: tl.constexpr, BLOCK_M: tl.constexpr,
+):  # fmt: skip
     """Grid (cdiv(Nq, BLOCK_M), B*H): DELTA[b*h, m] = sum_d dO * O, in fp32."""
+    start_m = tl.program_id(0) * BLOCK_M
     bh = tl.program_id(1)
-    b = bh // H
-    h = bh % H
-    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_d = tl.arange(0, HEAD_DIM)
-    row_ok = (offs_m < N_Q)[:, None]
-    o = tl.load(
-        OUT
-        + b.to(tl.int64) * stride_ob
-        + h.to(tl.int64) * stride_oh
-        + offs_m[:, None] * stride_om
-        + offs_d[None, :] * stride_od,
-        mask=row_ok,
-        other=0.0,
-    )
-    do = tl.load(
-        DO
-        + b.to(tl.int64) * stride_dob
-        + h.to(tl.int64) * stride_doh
-        + offs_m[:, None] * stride_dom
-        + offs_d[None, :] * stride_dod,
-        mask=row_ok,
-        other=0.0,
-    )
+    OUT = _head(OUT, bh, H, stride_ob, stride_oh)
+    DO = _head(DO, bh, H, stride_dob, stride_doh)
+    o = _load_tile(OUT, start_m, N_Q, stride_om, stride_od, BLOCK_M, HEAD_DIM, WIDE)
+    do = _load_tile(DO, start_m, N_Q, stride_dom, stride_dod, BLOCK_M, HEAD_DIM, WIDE)
     delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), 1)
+    offs_m = start_m + tl.arange(0, BLOCK_M)
     tl.store(DELTA + bh.to(tl.int64) * N_Q + offs_m, delta, mask=offs_m < N_Q)
 
 
@@ -310,135 +256,39 @@ def _load_lse2(LSE, offs_m, N_Q):
 
 
 @triton.jit
-def _dkdv_block(
-    dk,
-    dv,
-    k,
-    v,
-    Q,
-    DO,
-    LSE,
-    DELTA,
-    PAD,
-    start_m,
-    offs_n,
-    pad_row,
-    N_Q,
-    N_K,
-    causal_shift,
-    qk_scale_log2,
-    stride_qm,
-    stride_qd,
-    stride_dom,
-    stride_dod,
-    HEAD_DIM: tl.constexpr,
-    BLOCK_M: tl.constexpr,
-    CAUSAL: tl.constexpr,
-    HAS_PAD: tl.constexpr,
-    MASKED: tl.constexpr,
-    PRECISION: tl.constexpr,
-):
-    """Add the contribution of queries [start_m, start_m + BLOCK_M) to dK, dV of one key block."""
-    offs_m = start_m + tl.arange(0, BLOCK_M)
-    offs_d = tl.arange(0, HEAD_DIM)
-    row_ok = (offs_m < N_Q)[:, None]
-    q = tl.load(
-        Q + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd, mask=row_ok, other=0.0
-    )
-    do = tl.load(
-        DO + offs_m[:, None] * stride_dom + offs_d[None, :] * stride_dod, mask=row_ok, other=0.0
-    )
-    lse2 = _load_lse2(LSE, offs_m, N_Q)
-    delta = tl.load(DELTA + offs_m, mask=offs_m < N_Q, other=0.0)
-    s_t = _dot(k, tl.trans(q), None, PRECISION) * qk_scale_log2  # (BLOCK_N, BLOCK_M)
-    p_t = tl.math.exp2(s_t - lse2[None, :])
-    if MASKED:
-        allowed_t = _allowed(
-            offs_m[None, :], offs_n[:, None], pad_row[:, None], N_K, causal_shift, CAUSAL, HAS_PAD
-        )
-        p_t = tl.where(allowed_t, p_t, 0.0)
-    dv = _dot(p_t.to(do.dtype), do, dv, PRECISION)
-    dp_t = _dot(v, tl.trans(do), None, PRECISION)  # (BLOCK_N, BLOCK_M)
-    ds_t = p_t * (dp_t - delta[None, :])
-    dk = _dot(ds_t.to(q.dtype), q, dk, PRECISION)
-    return dk, dv
-
-
-@triton.jit
 def attn_bwd_dkdv(
-    Q,
-    K,
-    V,
-    PAD,
-    DO,
-    LSE,
-    DELTA,
-    DK,
-    DV,
-    scale,
-    qk_scale_log2,
-    stride_qb,
-    stride_qh,
-    stride_qm,
-    stride_qd,
-    stride_kb,
-    stride_kh,
-    stride_kn,
-    stride_kd,
-    stride_vb,
-    stride_vh,
-    stride_vn,
-    stride_vd,
-    stride_pb,
-    stride_pn,
-    stride_dob,
-    stride_doh,
-    stride_dom,
-    stride_dod,
-    stride_gb,
-    stride_gh,
-    stride_gn,
-    stride_gd,
-    H,
-    N_Q,
-    N_K,
-    TUNE_N_Q,
-    TUNE_N_K,
-    HEAD_DIM: tl.constexpr,
-    CAUSAL: tl.constexpr,
-    HAS_PAD: tl.constexpr,
-    PRECISION: tl.constexpr,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-):
+    Q, K, V, PAD, DO, LSE, DELTA, DK, DV, DQ_ACC, scale, qk_scale_log2,
+    stride_qb, stride_qh, stride_qm, stride_qd,
+    stride_kb, stride_kh, stride_kn, stride_kd,
+    stride_vb, stride_vh, stride_vn, stride_vd,
+    stride_pb, stride_pn,
+    stride_dob, stride_doh, stride_dom, stride_dod,
+    stride_gb, stride_gh, stride_gn, stride_gd,
+    stride_ab, stride_ah, stride_am, stride_ad,
+    H, N_Q, N_K, TUNE_N_Q, TUNE_N_K,
+    HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, HAS_PAD: tl.constexpr,
+    PRECISION: tl.constexpr, WIDE: tl.constexpr, ATOMIC_DQ: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):  # fmt: skip
     """Grid (cdiv(Nk, BLOCK_N), B*H): dK, dV of one key block, streaming the queries that see it.
 
-    DK and DV share the strides stride_g*; LSE and DELTA are (B*H, Nq).
+    DK and DV share the strides stride_g*; LSE and DELTA are (B*H, Nq). With ATOMIC_DQ, each
+    query block's dQ share (dS^T K, unscaled) is added into DQ_ACC (fp32, strides stride_a*).
     """
     start_n = tl.program_id(0) * BLOCK_N
     bh = tl.program_id(1)
-    b = bh // H
-    h = bh % H
-    Q += b.to(tl.int64) * stride_qb + h.to(tl.int64) * stride_qh
-    K += b.to(tl.int64) * stride_kb + h.to(tl.int64) * stride_kh
-    V += b.to(tl.int64) * stride_vb + h.to(tl.int64) * stride_vh
-    DO += b.to(tl.int64) * stride_dob + h.to(tl.int64) * stride_doh
-    PAD += b.to(tl.int64) * stride_pb
+    Q, K, V = _qkv_heads(Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb,
+                         stride_vh)  # fmt: skip
+    DO = _head(DO, bh, H, stride_dob, stride_doh)
+    DQ_ACC = _head(DQ_ACC, bh, H, stride_ab, stride_ah)
+    PAD += (bh // H).to(tl.int64) * stride_pb
     LSE += bh.to(tl.int64) * N_Q
     DELTA += bh.to(tl.int64) * N_Q
 
+    k = _load_tile(K, start_n, N_K, stride_kn, stride_kd, BLOCK_N, HEAD_DIM, WIDE)
+    v = _load_tile(V, start_n, N_K, stride_vn, stride_vd, BLOCK_N, HEAD_DIM, WIDE)
     offs_n = start_n + tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, HEAD_DIM)
-    key_ok = (offs_n < N_K)[:, None]
-    k = tl.load(
-        K + offs_n[:, None] * stride_kn + offs_d[None, :] * stride_kd, mask=key_ok, other=0.0
-    )
-    v = tl.load(
-        V + offs_n[:, None] * stride_vn + offs_d[None, :] * stride_vd, mask=key_ok, other=0.0
-    )
-    pad_row = tl.zeros([BLOCK_N], dtype=tl.int8)
-    if HAS_PAD:
-        pad_row = tl.load(PAD + offs_n * stride_pn, mask=offs_n < N_K, other=1)
+    pad_row = _pad_row(PAD, offs_n, N_K, stride_pn, HAS_PAD)
 
     # queries that see this key block: [lo, N_Q); [lo, full_start) need a score mask
     causal_shift = N_K - N_Q
@@ -454,261 +304,108 @@ def attn_bwd_dkdv(
 
     dk = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)
     dv = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)
-    for start_m in range(lo, full_start, BLOCK_M):
-        dk, dv = _dkdv_block(
-            dk,
-            dv,
-            k,
-            v,
-            Q,
-            DO,
-            LSE,
-            DELTA,
-            PAD,
-            start_m,
-            offs_n,
-            pad_row,
-            N_Q,
-            N_K,
-            causal_shift,
-            qk_scale_log2,
-            stride_qm,
-            stride_qd,
-            stride_dom,
-            stride_dod,
-            HEAD_DIM,
-            BLOCK_M,
-            CAUSAL,
-            HAS_PAD,
-            True,
-            PRECISION,
-        )
-    for start_m in range(full_start, N_Q, BLOCK_M):
-        dk, dv = _dkdv_block(
-            dk,
-            dv,
-            k,
-            v,
-            Q,
-            DO,
-            LSE,
-            DELTA,
-            PAD,
-            start_m,
-            offs_n,
-            pad_row,
-            N_Q,
-            N_K,
-            causal_shift,
-            qk_scale_log2,
-            stride_qm,
-            stride_qd,
-            stride_dom,
-            stride_dod,
-            HEAD_DIM,
-            BLOCK_M,
-            CAUSAL,
-            HAS_PAD,
-            False,
-            PRECISION,
-        )
+    for phase in tl.static_range(2):  # 0: query blocks needing a score mask; 1: the others
+        start, end = _phase(phase, lo, full_start, N_Q)
+        for start_m in range(start, end, BLOCK_M):
+            q = _load_tile(Q, start_m, N_Q, stride_qm, stride_qd, BLOCK_M, HEAD_DIM, WIDE)
+            do = _load_tile(DO, start_m, N_Q, stride_dom, stride_dod, BLOCK_M, HEAD_DIM, WIDE)
+            offs_m = start_m + tl.arange(0, BLOCK_M)
+            lse2 = _load_lse2(LSE, offs_m, N_Q)
+            delta = tl.load(DELTA + offs_m, mask=offs_m < N_Q, other=0.0)
+            s_t = _dot(k, tl.trans(q), None, PRECISION) * qk_scale_log2  # (BLOCK_N, BLOCK_M)
+            p_t = tl.math.exp2(s_t - lse2[None, :])
+            if phase == 0:
+                allowed_t = _allowed(offs_m[None, :], offs_n[:, None], pad_row[:, None], N_K,
+                                     causal_shift, CAUSAL, HAS_PAD)  # fmt: skip
+                p_t = tl.where(allowed_t, p_t, 0.0)
+            dv = _dot(_cast(p_t, do.dtype), do, dv, PRECISION)
+            dp_t = _dot(v, tl.trans(do), None, PRECISION)  # (BLOCK_N, BLOCK_M)
+            ds_t = p_t * (dp_t - delta[None, :])
+            dk = _dot(_cast(ds_t, q.dtype), q, dk, PRECISION)
+            if ATOMIC_DQ:
+                dq = _dot(tl.trans(_cast(ds_t, k.dtype)), k, None, PRECISION)  # (BLOCK_M, HEAD_DIM)
+                offsets, rows = _tile_offsets(start_m, stride_am, stride_ad, BLOCK_M, HEAD_DIM,
+                                              WIDE)  # fmt: skip
+                tl.atomic_add(DQ_ACC + offsets, dq, mask=(rows < N_Q)[:, None], sem="relaxed")
 
-    grad_offset = b.to(tl.int64) * stride_gb + h.to(tl.int64) * stride_gh
-    grad_ptrs = offs_n[:, None] * stride_gn + offs_d[None, :] * stride_gd
-    tl.store(DK + grad_offset + grad_ptrs, (dk * scale).to(DK.dtype.element_ty), mask=key_ok)
-    tl.store(DV + grad_offset + grad_ptrs, dv.to(DV.dtype.element_ty), mask=key_ok)
-
-
-@triton.jit
-def _dq_block(
-    dq,
-    q,
-    do,
-    lse2,
-    delta,
-    K,
-    V,
-    PAD,
-    start_n,
-    offs_m,
-    N_K,
-    causal_shift,
-    qk_scale_log2,
-    stride_kn,
-    stride_kd,
-    stride_vn,
-    stride_vd,
-    stride_pn,
-    HEAD_DIM: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    CAUSAL: tl.constexpr,
-    HAS_PAD: tl.constexpr,
-    MASKED: tl.constexpr,
-    PRECISION: tl.constexpr,
-):
-    """Add the contribution of keys [start_n, start_n + BLOCK_N) to dQ of one query block."""
-    offs_n = start_n + tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, HEAD_DIM)
-    in_range = (offs_n < N_K)[:, None]
-    k = tl.load(
-        K + offs_n[:, None] * stride_kn + offs_d[None, :] * stride_kd, mask=in_range, other=0.0
-    )
-    v = tl.load(
-        V + offs_n[:, None] * stride_vn + offs_d[None, :] * stride_vd, mask=in_range, other=0.0
-    )
-    s = _dot(q, tl.trans(k), None, PRECISION) * qk_scale_log2  # (BLOCK_M, BLOCK_N)
-    p = tl.math.exp2(s - lse2[:, None])
-    if MASKED:
-        pad_row = tl.zeros([BLOCK_N], dtype=tl.int8)
-        if HAS_PAD:
-            pad_row = tl.load(PAD + offs_n * stride_pn, mask=offs_n < N_K, other=1)
-        allowed = _allowed(
-            offs_m[:, None], offs_n[None, :], pad_row[None, :], N_K, causal_shift, CAUSAL, HAS_PAD
-        )
-        p = tl.where(allowed, p, 0.0)
-    dp = _dot(do, tl.trans(v), None, PRECISION)  # (BLOCK_M, BLOCK_N)
-    ds = p * (dp - delta[:, None])
-    return _dot(ds.to(k.dtype), k, dq, PRECISION)
+    DK = _head(DK, bh, H, stride_gb, stride_gh)
+    DV = _head(DV, bh, H, stride_gb, stride_gh)
+    _store_tile(DK, dk * scale, start_n, N_K, stride_gn, stride_gd, BLOCK_N, HEAD_DIM, WIDE)
+    _store_tile(DV, dv, start_n, N_K, stride_gn, stride_gd, BLOCK_N, HEAD_DIM, WIDE)
 
 
 @triton.jit
 def attn_bwd_dq(
-    Q,
-    K,
-    V,
-    PAD,
-    DO,
-    LSE,
-    DELTA,
-    DQ,
-    scale,
-    qk_scale_log2,
-    stride_qb,
-    stride_qh,
-    stride_qm,
-    stride_qd,
-    stride_kb,
-    stride_kh,
-    stride_kn,
-    stride_kd,
-    stride_vb,
-    stride_vh,
-    stride_vn,
-    stride_vd,
-    stride_pb,
-    stride_pn,
-    stride_dob,
-    stride_doh,
-    stride_dom,
-    stride_dod,
-    stride_gb,
-    stride_gh,
-    stride_gm,
-    stride_gd,
-    H,
-    N_Q,
-    N_K,
-    TUNE_N_Q,
-    TUNE_N_K,
-    HEAD_DIM: tl.constexpr,
-    CAUSAL: tl.constexpr,
-    HAS_PAD: tl.constexpr,
-    PRECISION: tl.constexpr,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-):
+    Q, K, V, PAD, DO, LSE, DELTA, DQ, scale, qk_scale_log2,
+    stride_qb, stride_qh, stride_qm, stride_qd,
+    stride_kb, stride_kh, stride_kn, stride_kd,
+    stride_vb, stride_vh, stride_vn, stride_vd,
+    stride_pb, stride_pn,
+    stride_dob, stride_doh, stride_dom, stride_dod,
+    stride_gb, stride_gh, stride_gm, stride_gd,
+    H, N_Q, N_K, TUNE_N_Q, TUNE_N_K,
+    HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, HAS_PAD: tl.constexpr,
+    PRECISION: tl.constexpr, WIDE: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):  # fmt: skip
     """Grid (cdiv(Nq, BLOCK_M), B*H): dQ of one query block, streaming the keys it sees."""
     start_m = tl.program_id(0) * BLOCK_M
     bh = tl.program_id(1)
-    b = bh // H
-    h = bh % H
-    Q += b.to(tl.int64) * stride_qb + h.to(tl.int64) * stride_qh
-    K += b.to(tl.int64) * stride_kb + h.to(tl.int64) * stride_kh
-    V += b.to(tl.int64) * stride_vb + h.to(tl.int64) * stride_vh
-    DO += b.to(tl.int64) * stride_dob + h.to(tl.int64) * stride_doh
-    PAD += b.to(tl.int64) * stride_pb
+    Q, K, V = _qkv_heads(Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb,
+                         stride_vh)  # fmt: skip
+    DO = _head(DO, bh, H, stride_dob, stride_doh)
+    PAD += (bh // H).to(tl.int64) * stride_pb
 
+    q = _load_tile(Q, start_m, N_Q, stride_qm, stride_qd, BLOCK_M, HEAD_DIM, WIDE)
+    do = _load_tile(DO, start_m, N_Q, stride_dom, stride_dod, BLOCK_M, HEAD_DIM, WIDE)
     offs_m = start_m + tl.arange(0, BLOCK_M)
-    offs_d = tl.arange(0, HEAD_DIM)
-    row_ok = (offs_m < N_Q)[:, None]
-    q = tl.load(
-        Q + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd, mask=row_ok, other=0.0
-    )
-    do = tl.load(
-        DO + offs_m[:, None] * stride_dom + offs_d[None, :] * stride_dod, mask=row_ok, other=0.0
-    )
     lse2 = _load_lse2(LSE + bh.to(tl.int64) * N_Q, offs_m, N_Q)
     delta = tl.load(DELTA + bh.to(tl.int64) * N_Q + offs_m, mask=offs_m < N_Q, other=0.0)
-
-    # the same key ranges as the forward pass
     causal_shift = N_K - N_Q
-    hi = N_K
-    full_end = (N_K // BLOCK_N) * BLOCK_N
-    if CAUSAL:
-        hi = tl.minimum(hi, tl.maximum(start_m + BLOCK_M + causal_shift, 0))
-        full_end = tl.minimum(
-            full_end, (tl.maximum(start_m + causal_shift + 1, 0) // BLOCK_N) * BLOCK_N
-        )
-    if HAS_PAD:
-        full_end = 0
-    full_end = tl.minimum(full_end, hi)
+    first, middle, last = _key_phases(start_m, 0, N_K, N_Q, N_K, BLOCK_M, BLOCK_N, CAUSAL, HAS_PAD)
 
     dq = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-    for start_n in range(0, full_end, BLOCK_N):
-        dq = _dq_block(
-            dq,
-            q,
-            do,
-            lse2,
-            delta,
-            K,
-            V,
-            PAD,
-            start_n,
-            offs_m,
-            N_K,
-            causal_shift,
-            qk_scale_log2,
-            stride_kn,
-            stride_kd,
-            stride_vn,
-            stride_vd,
-            stride_pn,
-            HEAD_DIM,
-            BLOCK_N,
-            CAUSAL,
-            HAS_PAD,
-            False,
-            PRECISION,
-        )
-    for start_n in range(full_end, hi, BLOCK_N):
-        dq = _dq_block(
-            dq,
-            q,
-            do,
-            lse2,
-            delta,
-            K,
-            V,
-            PAD,
-            start_n,
-            offs_m,
-            N_K,
-            causal_shift,
-            qk_scale_log2,
-            stride_kn,
-            stride_kd,
-            stride_vn,
-            stride_vd,
-            stride_pn,
-            HEAD_DIM,
-            BLOCK_N,
-            CAUSAL,
-            HAS_PAD,
-            True,
-            PRECISION,
-        )
+    for phase in tl.static_range(2):  # the key blocks of the forward pass, in the same phases
+        start, end = _phase(phase, first, middle, last)
+        for start_n in range(start, end, BLOCK_N):
+            k, v, s = _key_block(q, K, V, start_n, N_K, stride_kn, stride_kd, stride_vn,
+                                 stride_vd, qk_scale_log2, BLOCK_N, HEAD_DIM, PRECISION, WIDE)  # fmt: skip
+            p = tl.math.exp2(s - lse2[:, None])
+            if phase == 1:
+                p = _mask_keys(p, 0.0, offs_m, start_n, PAD, stride_pn, N_K, causal_shift,
+                               BLOCK_N, CAUSAL, HAS_PAD)  # fmt: skip
+            dp = _dot(do, tl.trans(v), None, PRECISION)  # (BLOCK_M, BLOCK_N)
+            ds = p * (dp - delta[:, None])
+            dq = _dot(_cast(ds, k.dtype), k, dq, PRECISION)
 
-    dq_ptrs = DQ + b.to(tl.int64) * stride_gb + h.to(tl.int64) * stride_gh
-    dq_ptrs += offs_m[:, None] * stride_gm + offs_d[None, :] * stride_gd
-    tl.store(dq_ptrs, (dq * scale).to(DQ.dtype.element_ty), mask=row_ok)
+    DQ = _head(DQ, bh, H, stride_gb, stride_gh)
+    _store_tile(DQ, dq * scale, start_m, N_Q, stride_gm, stride_gd, BLOCK_M, HEAD_DIM, WIDE)
+
+
+@triton.jit
+def attn_decode_combine(
+    PARTS, LSE, OUT,
+    stride_ps, stride_pr, stride_ls, stride_or,
+    SPLITS, VALUE_DIM,
+    HEAD_DIM: tl.constexpr, BLOCK_S: tl.constexpr,
+):  # fmt: skip
+    """Grid (B*H*Nq,): one query's output from its split-K partial outputs.
+
+    PARTS (S, B*H*Nq, HEAD_DIM) fp32, each normalised over its split; LSE (S, B*H*Nq) base 2.
+    Weights exp2(lse2_split - max): a split with no allowed key has weight 0; when no split has
+    one, every weight and part is 0 and clamping the total at 1 gives a zero output.
+    """
+    row = tl.program_id(0).to(tl.int64)
+    splits = tl.arange(0, BLOCK_S)
+    lse2 = tl.load(LSE + splits * stride_ls + row, mask=splits < SPLITS, other=float("-inf"))
+    top = tl.max(lse2, 0)
+    top = tl.where(top == float("-inf"), 0.0, top)
+    weights = tl.math.exp2(lse2 - top)  # (BLOCK_S,)
+    cols = tl.arange(0, HEAD_DIM)
+    parts = tl.load(
+        PARTS + splits[:, None] * stride_ps + row * stride_pr + cols[None, :],
+        mask=(splits < SPLITS)[:, None],
+        other=0.0,
+    )
+    out = tl.sum(weights[:, None] * parts, 0) / tl.maximum(tl.sum(weights, 0), 1.0)
+    tl.store(OUT + row * stride_or + cols, _cast(out, OUT.dtype.element_ty), mask=cols < VALUE_DIM)

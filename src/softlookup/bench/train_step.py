@@ -1,0 +1,207 @@
+"""One short real training step per model of a config: step time, and GPU-hours per rule.
+
+    # on a CPU machine with the workflow's dependencies: the runs config/paper.yaml names
+    python -m softlookup.bench.train_step --write-plan benchmarks/paper_runs.json \\
+        --configs config/config.yaml config/paper.yaml
+    # on the GPU (needs only torch): time the steps, estimate the GPU-hours
+    python -m softlookup.bench.train_step --plan benchmarks/paper_runs.json --device cuda \\
+        --out steps.csv --estimate-out gpu_hours.csv
+
+The plan (JSON) lists every variant the config trains (base models and sweep points, as the
+workflow's `run_config` merges them), its seeds and its training settings, so that the GPU side
+needs neither Snakemake nor YAML. For each variant, a model built by `build_model` from its config
+takes `--steps` AdamW steps (after one untimed step) on random token batches shaped like the
+training batches: `max_tokens // sentence_tokens` sentences of `sentence_tokens` source and
+target tokens, under bf16 autocast on CUDA, as `softlookup.train` trains. The estimate multiplies
+the median step time by the steps of a run (epochs x train_pairs x sentence_tokens / max_tokens)
+and by the seeds; `--dry` shrinks every model to a few units wide (CPU, the interpreter test).
+Assumptions are columns of the output, not hidden constants.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from ..models import EOS, PAD, build_model, count_parameters
+from .timing import PROVENANCE_COLUMNS, csv_rows, provenance, synchronize
+
+STEP_COLUMNS = [
+    *PROVENANCE_COLUMNS,
+    "variant", "base_model", "arch", "parameters", "batch_sentences", "sentence_tokens",
+    "autocast", "steps", "step_ms", "tokens_per_s", "status", "reason",
+]  # fmt: skip
+ESTIMATE_COLUMNS = [
+    "rule", "variant", "runs", "epochs", "steps_per_epoch", "step_ms", "gpu_hours_per_run",
+    "gpu_hours", "train_pairs", "sentence_tokens", "max_tokens", "basis",
+]  # fmt: skip
+# --dry: every width a few units, so that every model of the plan builds and steps on CPU
+DRY_MODEL = {"emb_dim": 16, "hidden_dim": 16, "d_model": 64, "ffn_dim": 64, "enc_layers": 1,
+             "dec_layers": 1}  # fmt: skip
+
+
+def merge(base: dict, over: dict) -> dict:
+    """`over` merged into `base`, dicts recursively (Snakemake's --configfile merge)."""
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def plan_of(config_paths: list[Path]) -> dict:
+    """{"seeds", "train", "variants": [{variant, base_model, model, train}]} of merged configs."""
+    import yaml
+
+    from ..config import all_variants
+
+    config: dict = {}
+    for path in config_paths:
+        config = merge(config, yaml.safe_load(path.read_text()))
+    variants = []
+    for name, variant in all_variants(config).items():
+        model = dict(variant.model)
+        train = {**config["train"], **model.pop("train", {})}
+        variants.append(
+            {"variant": name, "base_model": variant.base_model, "model": model, "train": train}
+        )
+    return {
+        "configs": [str(p) for p in config_paths],
+        "seeds": config["seeds"],
+        "bpe_vocab_size": config["data"]["bpe_vocab_size"],
+        "variants": variants,
+    }
+
+
+def random_batch(sentences: int, tokens: int, vocab: int, device: torch.device, seed: int):
+    """src (B,S), tgt_in (B,T), tgt_out (B,T) of ordinary tokens (no padding: the worst case)."""
+    gen = torch.Generator().manual_seed(seed)
+    src, tgt = (torch.randint(EOS + 1, vocab, (sentences, tokens), generator=gen) for _ in "ab")
+    return src.to(device), tgt[:, :-1].to(device), tgt[:, 1:].to(device)
+
+
+def time_steps(model, batch, steps: int, device: torch.device) -> float:
+    """Median ms of one training step (forward, loss, backward, AdamW) after one untimed step."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    src, tgt_in, tgt_out = batch
+    times = []
+    for step in range(steps + 1):
+        synchronize(device)
+        start = time.perf_counter()
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+            logits = model(src, tgt_in)  # (B, T, V)
+        loss = F.cross_entropy(logits.float().flatten(0, 1), tgt_out.flatten(), ignore_index=PAD)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        synchronize(device)
+        if step:
+            times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def estimate(entry: dict, step_ms: float, seeds: int, args: argparse.Namespace) -> dict:
+    """GPU-hours of training one variant (all seeds) from its step time."""
+    max_tokens = entry["train"]["max_tokens"]
+    steps_per_epoch = math.ceil(args.train_pairs * args.sentence_tokens / max_tokens)
+    epochs = entry["train"]["epochs"]
+    per_run = epochs * steps_per_epoch * step_ms / 3.6e6
+    return {
+        "rule": "train", "variant": entry["variant"], "runs": seeds, "epochs": epochs,
+        "steps_per_epoch": steps_per_epoch, "step_ms": step_ms, "gpu_hours_per_run": per_run,
+        "gpu_hours": per_run * seeds, "train_pairs": args.train_pairs,
+        "sentence_tokens": args.sentence_tokens, "max_tokens": max_tokens,
+        "basis": "measured step time x epochs x steps (no early stop, validation not counted)",
+    }  # fmt: skip
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m softlookup.bench.train_step", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("--write-plan", type=Path, help="write the plan of --configs here and stop")
+    p.add_argument("--configs", type=Path, nargs="+", default=[Path("config/config.yaml"),
+                   Path("config/paper.yaml")], help="merged in order")  # fmt: skip
+    p.add_argument("--plan", type=Path, help="plan JSON (from --write-plan)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cuda")
+    p.add_argument("--out", type=Path, help="step times CSV")
+    p.add_argument("--estimate-out", type=Path, help="GPU-hours per rule CSV")
+    p.add_argument("--steps", type=int, default=3, help="timed steps per model (median)")
+    p.add_argument("--sentence-tokens", type=int, default=16,
+                   help="tokens per sentence, each side (Multi30k, 8k BPE: about 16)")  # fmt: skip
+    p.add_argument("--train-pairs", type=int, default=29000, help="sentence pairs per epoch")
+    p.add_argument("--dry", action="store_true", help="tiny models and batches (CPU check)")
+    args = p.parse_args(argv)
+    if not args.write_plan and not (args.plan and args.out and args.estimate_out):
+        p.error("give --write-plan, or --plan with --out and --estimate-out")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    if args.write_plan:
+        plan = plan_of(args.configs)
+        args.write_plan.parent.mkdir(parents=True, exist_ok=True)
+        args.write_plan.write_text(json.dumps(plan, indent=1) + "\n")
+        return
+    plan = json.loads(args.plan.read_text())
+    device = torch.device(args.device)
+    env = provenance(device)
+    vocab = 100 if args.dry else plan["bpe_vocab_size"]
+    seeds = len(plan["seeds"])
+    with (
+        csv_rows(args.out, STEP_COLUMNS) as write,
+        csv_rows(args.estimate_out, ESTIMATE_COLUMNS) as write_estimate,
+    ):
+        total = 0.0
+        for index, entry in enumerate(plan["variants"]):
+            model_cfg = dict(entry["model"])
+            if args.dry:
+                model_cfg.update({k: v for k, v in DRY_MODEL.items() if k in model_cfg})
+            sentences = 2 if args.dry else entry["train"]["max_tokens"] // args.sentence_tokens
+            tokens = 6 if args.dry else args.sentence_tokens
+            row = {
+                **env, "variant": entry["variant"], "base_model": entry["base_model"],
+                "arch": model_cfg.get("arch", ""), "batch_sentences": sentences,
+                "sentence_tokens": tokens, "autocast": "bf16" if device.type == "cuda" else "off",
+                "steps": args.steps,
+            }  # fmt: skip
+            try:
+                torch.manual_seed(index)
+                model = build_model(model_cfg, vocab).to(device).train()
+                batch = random_batch(sentences, tokens + 1, vocab, device, index)
+                step_ms = time_steps(model, batch, args.steps, device)
+            # OOM, a config the code refuses, a kernel that fails to build: a row, not a crash
+            except Exception as err:  # noqa: BLE001
+                reason = f"{type(err).__name__}: {err}".split("\n")[0][:200]
+                write({**row, "status": "failed", "reason": reason})
+                continue
+            finally:
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
+            write({
+                **row, "parameters": count_parameters(model), "step_ms": step_ms,
+                "tokens_per_s": 2 * sentences * tokens / step_ms * 1e3, "status": "ok",
+                "reason": "",
+            })  # fmt: skip
+            guess = estimate(entry, step_ms, seeds, args)
+            total += guess["gpu_hours"]
+            write_estimate(guess)
+            print(f"{entry['variant']:40s} {step_ms:9.2f} ms/step "
+                  f"{guess['gpu_hours']:8.3f} GPU-h ({seeds} seeds)", flush=True)  # fmt: skip
+        write_estimate({"rule": "train", "variant": "all", "runs": seeds * len(plan["variants"]),
+                        "gpu_hours": total, "basis": "sum of the rows above"})  # fmt: skip
+        print(f"train, all variants: {total:.2f} GPU-hours", flush=True)
+
+
+if __name__ == "__main__":
+    main()

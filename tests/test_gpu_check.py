@@ -1,0 +1,94 @@
+"""scripts/gpu_check.sh --dry: the GPU check's every part, on CPU under the Triton interpreter on
+tiny shapes, so the script that will meet the next GPU cannot rot. Also: the training plan the
+GPU side reads (benchmarks/paper_runs.json) is the one config/paper.yaml names today."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def dry_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gpu_check")
+    env = {**os.environ, "GPU_CHECK_PYTHON": sys.executable}
+    env.pop("OUT", None)
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "gpu_check.sh"), "--dry", "--out", str(out)],
+        env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    return out, done
+
+
+def test_every_part_succeeds_in_order(dry_run):
+    out, done = dry_run
+    parts = pd.read_csv(out / "parts.csv")
+    logs = {
+        p: (out / f"{p}.log").read_text()[-2000:] for p in parts.part if (out / f"{p}.log").exists()
+    }
+    assert done.returncode == 0, (done.stdout[-3000:], logs)
+    assert set(parts.part[:3]) == {"environment", "warmup", "parity"}  # parity beside warm-up
+    assert list(parts.part[3:]) == ["attention", "summary", "decode", "train_step"]
+    assert (parts.exit.astype(str) == "0").all()
+    assert "triton" in (out / "environment.log").read_text()
+
+
+def test_attention_rows_measure_ours_and_check_gradients(dry_run):
+    out, _ = dry_run
+    rows = pd.read_csv(out / "attention_cpu.csv")
+    assert list(rows.seq_len.drop_duplicates()) == [24, 17]  # longest first
+    ours = rows[rows.backend.isin(["triton", "triton_atomic"])]
+    assert (ours.status == "ok").all() and set(ours["pass"]) == {
+        "forward", "backward", "forward_backward"
+    }  # fmt: skip
+    assert ours.max_abs_err.max() < 1e-5
+    checked = ours.dropna(subset=["max_abs_grad_err"])
+    assert set(checked.seq_len) == {24} and checked.max_abs_grad_err.max() < 1e-5
+    cudnn = rows[rows.backend == "torch_cudnn"]
+    assert (cudnn.status == "skipped").all()  # no cuDNN on CPU: said, not silently dropped
+
+
+def test_summary_gives_the_ratio_to_sdpa_per_row(dry_run):
+    out, _ = dry_run
+    summary = pd.read_csv(out / "summary.csv")
+    assert {"triton", "triton_atomic", "torch_sdpa"} <= set(summary.backend)
+    assert summary.ratio_to_sdpa.notna().all()
+    assert (summary[summary.backend == "torch_sdpa"].ratio_to_sdpa == 1.0).all()
+
+
+def test_decode_and_training_steps(dry_run):
+    out, _ = dry_run
+    decode = pd.read_csv(out / "decode_cpu.csv")
+    assert (decode.status == "ok").all() and decode.max_abs_diff_vs_recompute.max() < 1e-5
+    plan = json.loads((ROOT / "benchmarks" / "paper_runs.json").read_text())
+    steps = pd.read_csv(out / "train_steps.csv")
+    assert list(steps.variant) == [v["variant"] for v in plan["variants"]]
+    assert (steps.status == "ok").all() and (steps.step_ms > 0).all()
+    hours = pd.read_csv(out / "gpu_hours.csv")
+    assert hours.iloc[-1].variant == "all"
+    assert hours.iloc[-1].gpu_hours == pytest.approx(hours.iloc[:-1].gpu_hours.sum())
+
+
+def test_the_training_plan_matches_config_paper_yaml():
+    from softlookup.bench.train_step import plan_of
+
+    configs = [Path("config/config.yaml"), Path("config/paper.yaml")]
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        fresh = plan_of(configs)
+    finally:
+        os.chdir(cwd)
+    committed = json.loads((ROOT / "benchmarks" / "paper_runs.json").read_text())
+    assert committed == json.loads(json.dumps(fresh)), (
+        "benchmarks/paper_runs.json is stale: python -m softlookup.bench.train_step "
+        "--write-plan benchmarks/paper_runs.json"
+    )
