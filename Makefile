@@ -1,6 +1,10 @@
 # The README's two commands:
 #   make paper   set up .venv (+ TeX if missing), then run the workflow on config/config.yaml
 #   make test    set up the same way, then run pytest (unit tests + a tiny end-to-end run)
+# Several configs side by side: `make paper CONFIG=config/paper.yaml RUN=paper` keeps that
+# config's results/, .snakemake/ and paper/paper.pdf under runs/paper/ (sources linked in), so it
+# never touches the default run's results/ in this directory.
+# `make test-slurm`: the tiny config on a live one-node SLURM (root; slurm-wlm, see .ci/run).
 # Corpus files come from $SOFTLOOKUP_MIRROR (a directory laid out <corpus>/<file>) when set,
 # else from the config's `mirror`, else from the upstream URLs.
 
@@ -10,22 +14,60 @@ PYTHON ?= python3
 TORCH_SPEC ?= torch==2.13.0
 CONFIG ?= config/config.yaml
 SNAKEMAKE_ARGS ?=
+RUN ?=
+RUN_DIR = runs/$(RUN)
+DIR_ARGS = $(if $(RUN),--directory $(RUN_DIR))
 TEX_PACKAGES = latexmk texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended \
                texlive-science
 
-# Rules call `python`: the virtualenv's.
-export PATH := $(abspath $(VENV))/bin:$(PATH)
+# Rules call the Python that runs Snakemake (workflow/rules/common.smk): no PATH set-up needed.
 
-.PHONY: paper test setup tex report clean
+.PHONY: paper test test-slurm setup tex report reference compare rundir clean
 
-paper: setup tex
-	$(VENV)/bin/snakemake --configfile $(CONFIG) $(SNAKEMAKE_ARGS)
+paper: setup tex $(if $(RUN),rundir)
+	$(VENV)/bin/snakemake $(DIR_ARGS) --configfile $(CONFIG) $(SNAKEMAKE_ARGS)
 
+# The live-SLURM test takes ~10 min on 2 cores: not part of `make test`; .ci/run runs both.
 test: setup tex
-	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -q -m "not slurm" $(PYTEST_ARGS)
 
-report: setup
-	$(VENV)/bin/snakemake --configfile $(CONFIG) --report results/report.zip
+test-slurm: setup tex
+	$(VENV)/bin/pytest -q -m slurm -rs $(PYTEST_ARGS)
+
+report: setup $(if $(RUN),rundir)
+	$(VENV)/bin/snakemake $(DIR_ARGS) --configfile $(CONFIG) --report results/report.zip
+
+# The reviewer kit. `make reference` keeps this config's finished build (PDF, tables, ledger,
+# manifest, provenance) in results/reference/<config name>/, committed (WALL_SECONDS=<s>: the
+# measured wall time of the fresh build it comes from); `make compare` rebuilds
+# what is missing, then compares this build with that reference and fails when a verdict changed.
+REF_NAME = $(basename $(notdir $(CONFIG)))
+BUILD_DIR = $(if $(RUN),$(RUN_DIR)/)
+reference: paper
+	$(VENV)/bin/python -m softlookup.reference.snapshot --config-name $(REF_NAME) \
+		--config-json $(BUILD_DIR)results/paper/config.json --paper $(BUILD_DIR)paper/paper.pdf \
+		--scores $(BUILD_DIR)results/tables/scores.csv \
+		--comparisons $(BUILD_DIR)results/tables/comparisons.csv \
+		--claims $(BUILD_DIR)results/claims/claims.csv --checks $(BUILD_DIR)results/claims/checks.csv \
+		--manifest $$(ls $(BUILD_DIR)results/data/*/manifest.json | head -n 1) \
+		--benchmarks $(BUILD_DIR)results/benchmarks --out results/reference/$(REF_NAME) \
+		$(if $(WALL_SECONDS),--wall-seconds $(WALL_SECONDS))
+
+compare: setup tex $(if $(RUN),rundir)
+	$(VENV)/bin/snakemake results/compare/compare.md $(DIR_ARGS) --configfile $(CONFIG) \
+		$(SNAKEMAKE_ARGS)
+	@cat $(BUILD_DIR)results/compare/compare.md
+	$(VENV)/bin/python -m softlookup.reference.compare --check $(BUILD_DIR)results/compare/compare.csv
+
+# A config's own working directory: links to the sources, its own results/ and paper/paper.pdf;
+# fetched corpora (resources/) are shared.
+rundir:
+	mkdir -p $(RUN_DIR)/paper resources
+	ln -sfn ../../config $(RUN_DIR)/config
+	ln -sfn ../../workflow $(RUN_DIR)/workflow
+	ln -sfn ../../resources $(RUN_DIR)/resources
+	for source in paper.tex refs.bib sections; do \
+		ln -sfn ../../../paper/$$source $(RUN_DIR)/paper/$$source; done
 
 setup: $(VENV)/.installed
 
@@ -47,4 +89,4 @@ tex:
 	fi
 
 clean:
-	rm -rf results resources .snakemake paper/paper.pdf
+	rm -rf results resources .snakemake paper/paper.pdf runs

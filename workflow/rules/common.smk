@@ -1,72 +1,99 @@
-# Config lookups shared by every rule file: the runs a config names, and where their files live.
+# Config lookups shared by all stages: the runs a config names, where their files live, and
+# what each job asks of the machine (threads, GPUs, runtime). Checking the config is
+# softlookup.config's job (called from the Snakefile); nothing here runs a job.
 import json
+import shlex
+import sys
 from glob import glob
+
+from softlookup.config import all_variants, load_schema, select, value_name
 
 
 DATA_DIR = "results/data/{corpus}-{src}-{tgt}".format(**config["data"])
 SRC, TGT = config["data"]["src"], config["data"]["tgt"]
-PYTHON = "python -m softlookup"
+# The interpreter running Snakemake (the project's .venv when called as .venv/bin/snakemake,
+# activated or not): every rule calls `{PYTHON}.<pkg>.<module>`.
+PYTHON = f"{shlex.quote(sys.executable)} -m softlookup"
 
 
 def sweep_value_name(value):
-    """A sweep value as it appears in a run name: true/false, 64, 0.5."""
-    return str(value).lower() if isinstance(value, bool) else str(value)
+    """A sweep value as it appears in a run name: true/false, null, 64, 0.5."""
+    return value_name(value)
 
 
-def variants():
-    """{variant name: (base model, swept key or "", value or "", model config)} for the config.
-
-    A base model `transformer` runs as itself; a sweep {model: transformer, key: heads,
-    values: [1, 8]} adds `transformer.heads-1` and `transformer.heads-8`, so adding a value adds
-    only the new runs.
-    """
-    found = {name: (name, "", "", dict(cfg)) for name, cfg in config["models"].items()}
-    for sweep in config.get("sweeps", {}).values():
-        base = config["models"][sweep["model"]]
-        for value in sweep["values"]:
-            name = f"{sweep['model']}.{sweep['key']}-{sweep_value_name(value)}"
-            found[name] = (sweep["model"], sweep["key"], sweep_value_name(value),
-                           {**base, sweep["key"]: value})
-    return found
-
-
-VARIANTS = variants()
+# {variant name: Variant(name, base_model, sweep {key: value}, model config)}: the base models and
+# sweep points this config trains (`run_only` applied). A sweep point whose settings equal its base
+# model's is the base run; see softlookup/config.py for the naming rule.
+ALL_VARIANTS = all_variants(config, load_schema(workflow.source_path("../schemas/config.schema.yaml")))
+VARIANTS = select(ALL_VARIANTS, config.get("run_only"))
 RUNS = [f"{variant}-s{seed}" for variant in VARIANTS for seed in config["seeds"]]
 TEST_SETS = config["evaluate"]["test_sets"]
 
 
 def run_config(variant, seed):
-    """What train.py needs for one run: model config, train config (defaults + overrides), seed."""
-    model = dict(VARIANTS[variant][3])
+    """One run's settings (results/runs/<run>/config.json): model config, train config (defaults
+    + the model's overrides), seed, languages, and which base model and sweep point it is."""
+    found = VARIANTS[variant]
+    model = dict(found.model)
     train = {**config["train"], **model.pop("train", {})}
-    return {"model": model, "train": train, "seed": int(seed), "src": SRC, "tgt": TGT}
+    # keys sorted: the same settings written in another key order (a config file dumped with
+    # sorted keys, say) are the same params, so Snakemake does not rerun the run
+    return {
+        "run": f"{variant}-s{seed}", "variant": variant, "base_model": found.base_model,
+        "sweep": dict(found.sweep), "seed": int(seed), "src": SRC, "tgt": TGT,
+        "model": dict(sorted(model.items())), "train": dict(sorted(train.items())),
+    }
 
 
 def run_table():
     """Run id -> what the scores table says about the run's settings."""
     table = {}
-    for variant, (model, key, value, cfg) in VARIANTS.items():
+    for variant, found in VARIANTS.items():
         for seed in config["seeds"]:
             table[f"{variant}-s{seed}"] = {
-                "model": model, "arch": cfg["arch"], "attention": cfg.get("attention", "dot"),
-                "sweep": key, "sweep_value": value, "seed": seed,
+                "model": found.base_model, "variant": variant, "arch": found.model["arch"],
+                "attention": found.model.get("attention", "dot"),
+                "sweep": ",".join(found.sweep),
+                "sweep_value": ",".join(value_name(v) for v in found.sweep.values()),
+                "seed": seed,
             }
     return table
 
 
+# What a job asks of the machine: config["resources"] (config.yaml: CPU; paper.yaml: GPU cluster).
+# Locally only threads matter; under profiles/slurm threads become --cpus-per-task, `gpu` becomes
+# --gpus (0 asks for none), runtime (minutes) -t and mem_mb --mem.
+RESOURCES = config["resources"]
+
+
 def translate_threads():
-    return config["resources"]["threads"]["translate"]
+    return RESOURCES["threads"]["translate"]
+
+
+def _by_model(settings, key, variant):
+    """settings[key], unless settings[key + '_by_model'] names the variant's base model."""
+    return settings.get(f"{key}_by_model", {}).get(VARIANTS[variant].base_model, settings[key])
 
 
 def training_threads(variant):
     """Threads of one training job: resources.threads.train, unless train_by_model names the
     variant's base model."""
-    threads = config["resources"]["threads"]
-    return threads.get("train_by_model", {}).get(VARIANTS[variant][0], threads["train"])
+    return _by_model(RESOURCES["threads"], "train", variant)
 
 
-wildcard_constraints:
-    run=r"[^/]+-s\d+",
-    variant=r"[^/]+",
-    seed=r"\d+",
-    test_set=r"[^/]+",
+# GPUs of each job that runs a model (train, translate): one switch, 0 on CPU.
+MODEL_GPUS = RESOURCES["gpus_per_training_job"]
+# Retries of a failed training job (it resumes from its checkpoint): a job killed at its time
+# limit is resubmitted with attempt x its runtime.
+TRAIN_RETRIES = RESOURCES.get("train_retries", 0)
+
+
+def training_runtime(wildcards, attempt):
+    """Minutes of one training job: resources.runtime.train (or train_by_model), x attempt."""
+    runtime = RESOURCES.get("runtime", {"train": 60})
+    return _by_model(runtime, "train", wildcards.variant) * attempt
+
+
+def training_mem_mb(wildcards):
+    return _by_model(RESOURCES.get("mem_mb", {"train": 8000}), "train", wildcards.variant)
+

@@ -1,0 +1,210 @@
+"""The workflow config: checked before any job, and the runs it names.
+
+`check(config, schema)` reports every schema error in one line each (key and where it sits,
+before any schema text), then checks what a schema cannot: every sweep names a model of the
+config, every sweep point is a valid model config, every test set is a prepared split, every
+`run_only` pattern matches something. `variants(config)` lists the variants a config trains.
+
+A variant is a base model (`transformer`) or a sweep point of one. A sweep is either one key,
+`{model: m, key: heads, values: [1, 8]}`, or a grid, `{model: m, grid: {d_k: [16, 64],
+scale: [true, false]}}`; a point is named `<model>.<k1>-<v1>.<k2>-<v2>` (grid key order), listing
+only the keys whose value differs from the base model's (defaults included), so a point equal to
+the base model is the base run and two sweeps reaching the same settings share one run.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+_UNSET = object()
+
+
+class ConfigError(ValueError):
+    """A config the workflow cannot run; the message names the key and where it sits."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str  # run name without the seed: `transformer`, `transformer.heads-1`
+    base_model: str
+    sweep: dict = field(default_factory=dict)  # swept key -> value (only those unlike the base)
+    model: dict = field(default_factory=dict)  # merged model config, its `train:` included
+
+
+def value_name(value) -> str:
+    """A sweep value as it appears in a run name: true/false, null, 64, 0.5."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return "null" if value is None else str(value)
+
+
+def load_schema(path: str | Path) -> dict:
+    return yaml.safe_load(Path(path).read_text())
+
+
+def _where(path) -> str:
+    return ".".join(str(part) for part in path) or "top level"
+
+
+def _one_line(error: jsonschema.ValidationError) -> str:
+    where = _where(error.absolute_path)
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        unknown = sorted(set(error.instance) - set(allowed))
+        known = f" (known keys: {', '.join(allowed)})" if allowed else ""
+        return f"unknown key {', '.join(map(repr, unknown))} at {where}{known}"
+    if error.validator == "required":
+        return f"{where}: {error.message}"
+    if error.validator == "pattern":
+        return f"{where}: {error.instance!r} is not a valid name (allowed: {error.validator_value})"
+    if error.validator == "propertyNames":
+        return (f"{where}: the name {error.instance!r} is not allowed "
+                f"(names match {error.schema['propertyNames'].get('pattern', '?')})")
+    return f"{where}: {error.message}"
+
+
+def schema_errors(config: dict, schema: dict) -> list[str]:
+    """Every schema violation as one line: what is wrong, with its key path."""
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    lines = []
+    for error in errors:
+        # a oneOf/anyOf failure: its most specific sub-error says more than the summary
+        best = jsonschema.exceptions.best_match([error]) if error.context else error
+        lines.append(_one_line(best))
+    return lines
+
+
+def _base_models(config: dict) -> dict:
+    return {name: dict(cfg) for name, cfg in config["models"].items()}
+
+
+def _sweep_points(sweep: dict) -> list[dict]:
+    """The settings of each point of a sweep, keys in grid (or the one key's) order."""
+    if "grid" in sweep:
+        keys = list(sweep["grid"])
+        return [dict(zip(keys, values)) for values in
+                itertools.product(*(sweep["grid"][key] for key in keys))]
+    return [{sweep["key"]: value} for value in sweep["values"]]
+
+
+def _parse(model: dict):
+    """The model's full settings (defaults filled) with its `train:` overrides; raises
+    ValueError naming the key."""
+    from softlookup.models.config import parse_model_config  # imports torch: only when checking
+
+    cfg = dict(model)
+    train = cfg.pop("train", {})
+    return parse_model_config(cfg), train
+
+
+def all_variants(config: dict, schema: dict | None = None) -> dict[str, Variant]:
+    """{name: Variant} of every base model and sweep point, `run_only` not applied.
+
+    With `schema`, each merged sweep point is checked against the schema's model definition and
+    by the model code, so a bad sweep key or value stops the workflow before any job; a swept key
+    of the schema's `train` block (max_source_words, say) lands in the point's `train:` settings.
+    """
+    bases = _base_models(config)
+    found = {name: Variant(name, name, {}, cfg) for name, cfg in bases.items()}
+    model_schema, train_keys = None, set()
+    if schema is not None:
+        model_schema = {"$defs": schema["$defs"], "$ref": "#/$defs/model"}
+        train_keys = set(schema["$defs"]["train"]["properties"])
+    parsed = {}
+    if schema is not None:  # every base model as the model code sees it, sweeps or not
+        for model, settings in bases.items():
+            try:
+                parsed[model] = _parse(settings)
+            except (TypeError, ValueError) as error:
+                raise ConfigError(f"models.{model}: {error}") from None
+    for sweep_name, sweep in (config.get("sweeps") or {}).items():
+        model = sweep["model"]
+        if model not in bases:
+            raise ConfigError(
+                f"sweeps.{sweep_name}: model {model!r} is not one of this config's models "
+                f"({', '.join(bases)})"
+            )
+        if model not in parsed:
+            try:
+                parsed[model] = _parse(bases[model])
+            except (TypeError, ValueError) as error:
+                raise ConfigError(f"models.{model}: {error}") from None
+        base_settings = parsed[model][0]
+        base_train = {**(config.get("train") or {}), **bases[model].get("train", {})}
+        for point in _sweep_points(sweep):
+            settings = {**bases[model], **{k: v for k, v in point.items() if k not in train_keys}}
+            if any(key in train_keys for key in point):
+                settings["train"] = {**bases[model].get("train", {}),
+                                     **{k: v for k, v in point.items() if k in train_keys}}
+            label = f"sweeps.{sweep_name} point {point}"
+            if model_schema is not None:
+                errors = schema_errors(settings, model_schema)
+                if errors:
+                    raise ConfigError(f"{label} of model {model!r}: {errors[0]}")
+                try:
+                    _parse(settings)
+                except (TypeError, ValueError) as error:
+                    raise ConfigError(f"{label} of model {model!r}: {error}") from None
+            # 1 == True in Python: compare types too, so `heads: true` is not heads 1
+            differs = {}
+            for key, value in point.items():
+                base_value = (base_train.get(key, _UNSET) if key in train_keys
+                              else getattr(base_settings, key, _UNSET))
+                if base_value != value or type(base_value) is not type(value):
+                    differs[key] = value
+            if not differs:
+                continue  # the base run itself
+            name = model + "".join(f".{key}-{value_name(value)}" for key, value in differs.items())
+            found.setdefault(name, Variant(name, model, differs, settings))
+    return found
+
+
+def select(variants: dict[str, Variant], patterns: list[str] | None) -> dict[str, Variant]:
+    """The variants `run_only` names (names or glob patterns); all when it is unset."""
+    if not patterns:
+        return dict(variants)
+    chosen = {}
+    for pattern in patterns:
+        matches = [name for name in variants if fnmatch.fnmatchcase(name, pattern)]
+        if not matches:
+            raise ConfigError(
+                f"run_only: {pattern!r} matches none of this config's variants "
+                f"({', '.join(variants)})"
+            )
+        chosen.update((name, variants[name]) for name in matches)
+    return {name: variant for name, variant in variants.items() if name in chosen}
+
+
+def prepared_splits(config: dict) -> list[str]:
+    """Every split prepare writes: data.splits, <test split>.concat<k>, data.joined_tests."""
+    splits = list(config["data"]["splits"])
+    concat = config["data"].get("concat") or []
+    return (splits + [f"{s}.concat{k}" for s in splits if s.startswith("test") for k in concat]
+            + list(config["data"].get("joined_tests") or {}))
+
+
+def check(config: dict, schema: dict, files: list[str] | None = None) -> dict[str, Variant]:
+    """Stop with one line per problem, before any job; returns the selected variants."""
+    errors = schema_errors(config, schema)
+    source = f" (config files: {', '.join(map(str, files))})" if files else ""
+    if errors:
+        raise ConfigError("\n".join(f"config: {line}{source}" for line in errors))
+    try:
+        variants = select(all_variants(config, schema), config.get("run_only"))
+        prepared = prepared_splits(config)
+        for test_set in config["evaluate"]["test_sets"]:
+            if test_set not in prepared:
+                raise ConfigError(
+                    f"evaluate.test_sets: {test_set!r} is not a prepared split; data.splits, "
+                    f"data.concat and data.joined_tests give: {', '.join(prepared)}"
+                )
+    except ConfigError as error:
+        raise ConfigError(f"config: {error}{source}") from None
+    return variants

@@ -1,0 +1,334 @@
+"""The workflow config: names that become paths, sweeps, test sets and unknown keys are checked
+before any job (softlookup.config, called from the Snakefile); free values never reach a shell
+string unquoted; several config files are given as one --configfile list."""
+
+import copy
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from snakemake.utils import update_config
+
+from softlookup.config import ConfigError, all_variants, check, load_schema, select
+
+from .corpora import ROOT, mirror
+
+SCHEMA = load_schema(ROOT / "workflow" / "schemas" / "config.schema.yaml")
+PROJECT_PARTS = ["Snakefile", "workflow", "config", "paper", "profiles"]
+HOSTILE = "x; touch {dir}/PWNED; echo "
+
+
+def merged(*names: str) -> dict:
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    for name in names:
+        update_config(config, yaml.safe_load((ROOT / "config" / name).read_text()))
+    return config
+
+
+@pytest.fixture
+def config() -> dict:
+    return merged("test.yaml")
+
+
+def errors_of(config: dict) -> str:
+    with pytest.raises(ConfigError) as caught:
+        check(config, SCHEMA)
+    return str(caught.value)
+
+
+def workdir_with_project(tmp_path: Path) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    for part in PROJECT_PARTS:
+        (tmp_path / part).symlink_to(ROOT / part)
+    return tmp_path
+
+
+def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The venv's snakemake as a user calls it, venv not activated: PATH has no venv."""
+    bare = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
+    bare["PATH"] = "/usr/bin:/bin"
+    command = [str(Path(sys.executable).parent / "snakemake"), "--cores", "1", *args]
+    return subprocess.run(command, cwd=workdir, env={**bare, **(env or {})},
+                          capture_output=True, text=True, check=False)
+
+
+def write_config(workdir: Path, config: dict, name: str = "mine.yaml") -> str:
+    path = workdir / name
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+# --- the shipped configs -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("files", [(), ("test.yaml",), ("paper.yaml",)])
+def test_the_shipped_configs_pass(files):
+    variants = check(merged(*files), SCHEMA)
+    assert "transformer" in variants
+
+
+# --- names that become paths or wildcards (issue 12, item 3) -------------------------------------
+
+@pytest.mark.parametrize("where", [
+    "models", "sweeps", "sweep key", "sweep value", "grid key", "test set", "split name",
+    "split stem", "analysis test set", "analysis run", "run_only",
+])
+def test_a_hostile_name_fails_validation(config, where, tmp_path):
+    evil = HOSTILE.format(dir=tmp_path)
+    if where == "models":
+        config["models"][evil] = {"arch": "gru"}
+    elif where == "sweeps":
+        config["sweeps"][evil] = {"model": "sweep_transformer", "key": "heads", "values": [1]}
+    elif where == "sweep key":
+        config["sweeps"]["heads"]["key"] = evil
+    elif where == "sweep value":
+        config["sweeps"]["heads"]["values"] = [evil]
+    elif where == "grid key":
+        config["sweeps"]["grid"] = {"model": "sweep_transformer", "grid": {evil: [1]}}
+    elif where == "test set":
+        config["evaluate"]["test_sets"].append(evil)
+    elif where == "split name":
+        config["data"]["splits"][evil] = "test_2016_flickr"
+    elif where == "split stem":
+        config["data"]["splits"]["test_2016_flickr"] = evil
+    elif where == "analysis test set":
+        config["analysis"]["test_set"] = evil
+    elif where == "analysis run":
+        config["analysis"]["runs"] = [evil + "-s1"]
+    elif where == "run_only":
+        config["run_only"] = [evil]
+    message = errors_of(config)
+    assert message.startswith("config: ")
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_a_hostile_mirror_runs_harmlessly_and_a_quote_or_space_works(tmp_path):
+    """`mirror` is a free value: quoted into the fetch command, never pasted."""
+    workdir = workdir_with_project(tmp_path / "work")
+    evil = write_config(workdir, {"mirror": HOSTILE.format(dir=tmp_path)}, "evil.yaml")
+    target = "resources/corpora/multi30k/val.de.gz"
+    # targets before --configfile: after it they would be read as config files
+    result = snakemake(workdir, target, "--configfile", "config/test.yaml", evil,
+                       env={"SOFTLOOKUP_MIRROR": ""})
+    assert result.returncode != 0  # no such mirror directory
+    assert not (tmp_path / "PWNED").exists()
+    assert not (workdir / target).exists()
+
+    odd = tmp_path / "a mirror's copy"
+    odd.mkdir()
+    (odd / "multi30k").symlink_to(mirror() / "multi30k")
+    good = write_config(workdir, {"mirror": str(odd)}, "odd.yaml")
+    result = snakemake(workdir, target, "--configfile", "config/test.yaml", good,
+                       env={"SOFTLOOKUP_MIRROR": ""})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (workdir / target).stat().st_size > 0
+
+
+# --- sweeps are checked as merged model configs before any job (issue 12, item 5) ---------------
+
+def test_an_unknown_sweep_model_is_named(config):
+    config["sweeps"]["heads"]["model"] = "transfomer"
+    message = errors_of(config)
+    assert "sweeps.heads" in message and "'transfomer'" in message
+
+
+def test_a_bad_sweep_key_is_named(config):
+    config["sweeps"]["heads"]["key"] = "hedas"
+    message = errors_of(config)
+    assert "sweeps.heads" in message and "hedas" in message
+
+
+def test_a_sweep_value_the_model_rejects_is_named(config):
+    config["sweeps"]["heads"]["values"] = [3]  # d_model 32 is not divisible by 3
+    message = errors_of(config)
+    assert "sweeps.heads" in message and "heads" in message and "3" in message
+
+
+def test_a_sweep_value_of_the_wrong_type_is_named(config):
+    config["sweeps"]["scale"]["values"] = [7]
+    message = errors_of(config)
+    assert "sweeps.scale" in message and "scale" in message
+
+
+def test_a_bad_sweep_fails_before_any_job(tmp_path):
+    workdir = workdir_with_project(tmp_path)
+    mine = write_config(workdir, {"sweeps": {"heads": {"model": "sweep_transformer",
+                                                       "key": "heads", "values": [3]}}})
+    result = snakemake(workdir, "--configfile", "config/test.yaml", mine, "--dry-run")
+    assert result.returncode != 0
+    assert "sweeps.heads" in result.stdout + result.stderr
+    assert not (workdir / "results").exists() and not (workdir / "resources").exists()
+
+
+# --- test sets (issue 12, item 6) ----------------------------------------------------------------
+
+def test_a_test_set_missing_from_the_splits_is_named(config):
+    config["evaluate"]["test_sets"].append("test_2017_flickr")
+    message = errors_of(config)
+    assert "evaluate.test_sets" in message and "'test_2017_flickr'" in message
+
+
+def test_a_concatenated_test_set_needs_its_k_in_data_concat(config):
+    config["evaluate"]["test_sets"].append("test_2016_flickr.concat5")
+    assert "test_2016_flickr.concat5" in errors_of(config)
+    config["data"]["concat"] = [3, 5]
+    check(config, SCHEMA)
+
+
+# --- a sweep value equal to the base model's shares the base run (issue 12, item 9) -------------
+
+def test_a_sweep_point_equal_to_the_base_model_is_the_base_run(config):
+    base_heads = config["models"]["sweep_transformer"]["heads"]
+    config["sweeps"]["heads"]["values"] = [1, base_heads]
+    # scale: true is the Transformer's default, unset in the model: still the base run
+    config["sweeps"]["scale"]["values"] = [False, True]
+    names = set(check(config, SCHEMA))
+    assert f"sweep_transformer.heads-{base_heads}" not in names
+    assert "sweep_transformer.scale-true" not in names
+    assert {"sweep_transformer", "sweep_transformer.heads-1",
+            "sweep_transformer.scale-false"} <= names
+
+
+def test_a_value_equal_to_the_base_trains_no_duplicate_job(tmp_path):
+    workdir = workdir_with_project(tmp_path)
+    mine = write_config(workdir, {"run_only": ["sweep_transformer*"],
+                                  "analysis": {"runs": ["sweep_transformer-s1"]}, "sweeps": {
+        "heads": {"model": "sweep_transformer", "key": "heads", "values": [1, 2]}}})
+    result = snakemake(workdir, "--configfile", "config/test.yaml", mine, "--dry-run")
+    assert result.returncode == 0, result.stderr[-3000:]
+    trained = set(re.findall(r"results/runs/([^/\s]+)/model\.pt", result.stdout))
+    # test.yaml's sweep_transformer has 2 heads: heads-2 is the base run
+    assert trained == {"sweep_transformer-s1", "sweep_transformer.heads-1-s1",
+                       "sweep_transformer.scale-false-s1", "sweep_transformer.causal_mask-false-s1"}
+
+
+# --- grid sweeps and run_only ------------------------------------------------------------------
+
+def test_a_grid_sweep_names_its_points_in_grid_key_order(config):
+    config["sweeps"] = {"dk": {"model": "sweep_transformer",
+                               "grid": {"d_k": [8, 16], "scale": [True, False]}}}
+    variants = all_variants(config, SCHEMA)
+    points = sorted(name for name in variants if name.startswith("sweep_transformer."))
+    # scale: true is the base's value, so it stays out of the name
+    assert points == ["sweep_transformer.d_k-16", "sweep_transformer.d_k-16.scale-false",
+                      "sweep_transformer.d_k-8", "sweep_transformer.d_k-8.scale-false"]
+    point = variants["sweep_transformer.d_k-8.scale-false"]
+    assert point.base_model == "sweep_transformer"
+    assert point.sweep == {"d_k": 8, "scale": False}
+    assert point.model["d_k"] == 8 and point.model["scale"] is False
+    # d_k 16 = d_model 32 / 2 heads differs from d_k null by name only; it is trained as its own
+    assert list(variants["sweep_transformer.d_k-16"].sweep) == ["d_k"]
+
+
+def test_a_grid_point_equal_to_the_base_is_the_base_run(config):
+    config["sweeps"] = {"g": {"model": "sweep_transformer",
+                              "grid": {"heads": [1, 2], "causal_mask": [True, False]}}}
+    names = set(all_variants(config, SCHEMA))
+    assert "sweep_transformer.heads-2.causal_mask-true" not in names
+    assert {"sweep_transformer.heads-1", "sweep_transformer.causal_mask-false",
+            "sweep_transformer.heads-1.causal_mask-false"} <= names
+
+
+def test_run_only_chooses_what_a_merged_config_trains(config):
+    config["run_only"] = ["gru_*", "transformer"]
+    assert set(check(config, SCHEMA)) == {"gru_none", "gru_additive", "gru_dot", "transformer"}
+    config["run_only"] = ["gru_nope"]
+    assert "run_only: 'gru_nope' matches none" in errors_of(config)
+    assert set(select({"a": 1, "b": 2}, None)) == {"a", "b"}
+
+
+# --- an unknown key: one line with the key and its path, no schema dump (issue 12, item 10) -----
+
+def test_an_unknown_top_level_key_is_one_line_with_key_and_path(config):
+    config["evalute"] = {"beam_size": 2}
+    message = errors_of(config)
+    assert message.splitlines()[0].startswith("config: unknown key 'evalute' at top level")
+    assert "$schema" not in message and "additionalProperties" not in message
+
+
+def test_an_unknown_nested_key_names_its_path(config):
+    config["models"]["gru_none"]["hiden_dim"] = 32
+    assert "unknown key 'hiden_dim' at models.gru_none" in errors_of(config)
+
+
+def test_snakemake_reports_the_unknown_key_first(tmp_path):
+    workdir = workdir_with_project(tmp_path)
+    mine = write_config(workdir, {"evalute": {"beam_size": 2}})
+    result = snakemake(workdir, "--configfile", "config/test.yaml", mine, "--dry-run")
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    lines = [line for line in output.splitlines() if "evalute" in line]
+    assert lines and "unknown key 'evalute' at top level" in lines[0] and mine in lines[0]
+    assert "$schema" not in output
+    assert not (workdir / "results").exists()
+
+
+# --- several config files: one --configfile followed by the list (issue 13, item 8) -----------
+
+def test_two_config_files_go_in_one_configfile_list(tmp_path):
+    """`--configfile a --configfile b` keeps only b; the README's form keeps both."""
+    workdir = workdir_with_project(tmp_path)
+    mine = write_config(workdir, {"run_only": ["gru_dot"], "analysis": {"runs": ["gru_dot-s1"]}})
+    both = snakemake(workdir, "--configfile", "config/test.yaml", mine, "--dry-run", "-p")
+    assert both.returncode == 0, both.stderr[-3000:]
+    assert set(re.findall(r"results/runs/([^/\s]+)/model\.pt", both.stdout)) == {"gru_dot-s1"}
+    assert "400" in re.search(r"--max-train-pairs\W+(\d+)", both.stdout).group(1)  # test.yaml
+    readme = (ROOT / "README.md").read_text()
+    assert "--configfile config/test.yaml config/mine.yaml" in readme
+    assert not re.search(r"snakemake[^\n`]*--configfile \S+ --configfile", readme)
+
+
+def test_rules_find_the_projects_python_without_an_activated_venv(tmp_path):
+    workdir = workdir_with_project(tmp_path)
+    target = "results/probes/worked_examples.csv"
+    result = snakemake(workdir, target, "--configfile", "config/test.yaml")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (workdir / target).stat().st_size > 0
+
+
+def test_the_schema_keeps_every_name_pattern():
+    """A guard against a later edit loosening a pattern."""
+    text = copy.deepcopy(SCHEMA)
+    assert text["$defs"]["name"]["pattern"] == "^[A-Za-z0-9_]+$"
+    assert text["properties"]["models"]["propertyNames"]["pattern"] == "^[A-Za-z0-9_]+$"
+
+
+def test_two_configs_keep_their_results_side_by_side(tmp_path):
+    """`make rundir RUN=<name>` + --directory runs/<name>: results never clobber each other."""
+    workdir = workdir_with_project(tmp_path)
+    (workdir / "Makefile").symlink_to(ROOT / "Makefile")
+    made = subprocess.run(["make", "-s", "rundir", "RUN=small"], cwd=workdir,
+                          capture_output=True, text=True, check=False)
+    assert made.returncode == 0, made.stderr
+    target = "results/probes/worked_examples.csv"
+    for directory in (".", "runs/small"):
+        result = snakemake(workdir, target, "--directory", directory,
+                           "--configfile", "config/test.yaml")
+        assert result.returncode == 0, result.stderr[-3000:]
+    assert (workdir / target).is_file() and (workdir / "runs" / "small" / target).is_file()
+    assert (workdir / "runs" / "small" / "paper" / "paper.tex").resolve().is_file()
+
+
+def test_a_base_model_the_model_code_rejects_is_named(config):
+    config["models"]["transformer"]["heads"] = 3  # d_model 32
+    message = errors_of(config)
+    assert "models.transformer" in message and "heads" in message
+
+
+def test_a_joined_test_set_is_a_prepared_split(config):
+    config["data"]["joined_tests"] = {"test_long": ["test_2016_flickr"]}
+    config["evaluate"]["test_sets"].append("test_long")
+    check(config, SCHEMA)
+
+
+def test_a_sweep_over_a_train_key_lands_in_the_points_train_settings(config):
+    config["sweeps"]["words"] = {"model": "sweep_transformer", "key": "max_source_words",
+                                 "values": [20]}
+    point = check(config, SCHEMA)["sweep_transformer.max_source_words-20"]
+    assert point.model["train"]["max_source_words"] == 20
+    assert "max_source_words" not in {k for k in point.model if k != "train"}
+    config["sweeps"]["words"]["values"] = ["many"]
+    assert "sweeps.words" in errors_of(config)
