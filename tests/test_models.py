@@ -174,6 +174,29 @@ def test_padding_does_not_change_logits(cfg):
         torch.testing.assert_close(batched[i : i + 1, :m], alone, atol=1e-5, rtol=1e-4)
 
 
+@pytest.mark.parametrize(
+    "cfg",
+    [gru_cfg(a, padding_mask=False) for a in GRU_ATTENTION[1:]]
+    + [transformer_cfg(padding_mask=False)],
+    ids=[f"gru-{a}" for a in GRU_ATTENTION[1:]] + ["transformer"],
+)
+def test_without_the_padding_mask_padding_reaches_the_output(cfg):
+    """padding_mask: false (the ablation): the padded positions get attention weight, so a
+    sentence scores differently alone and padded in a batch; the weights still sum to 1."""
+    model = tiny_model(cfg)
+    masked = tiny_model({**cfg, "padding_mask": True})
+    masked.load_state_dict(model.state_dict())  # same weights, only the mask differs
+    src, tgt, lengths, tgt_lengths = batch()
+    n, m = lengths[1], tgt_lengths[1]  # the shortest source: most padding
+    alone = model(src[1:2, :n], tgt[1:2, :m])
+    torch.testing.assert_close(alone, masked(src[1:2, :n], tgt[1:2, :m]))  # no padding: equal
+    assert (model(src, tgt)[1:2, :m] - alone).abs().max() > 1e-4
+    _, weights = model(src, tgt, return_attention=True)
+    cross = weights["cross"] if "cross" in weights else weights["dec.0.cross"]
+    assert cross[1, ..., n:].sum() > 0  # mass on padded source positions
+    torch.testing.assert_close(cross.sum(-1), torch.ones_like(cross.sum(-1)))
+
+
 @pytest.mark.parametrize("causal_mask", [True, False])
 def test_causal_mask_hides_future_target_tokens(causal_mask):
     model = tiny_model(transformer_cfg(causal_mask=causal_mask))

@@ -1,12 +1,21 @@
-"""Scoring (sacrebleu, buckets, intervals) and collecting runs into the tidy table."""
+"""Scoring (sacrebleu, buckets, intervals), collecting runs into the tidy table, and paired
+comparisons of variants."""
 
 import json
 
+import pandas as pd
 import pytest
 import sacrebleu
 
-from softlookup.evaluate.collect import COLUMNS, collect
-from softlookup.evaluate.score import bucket_label, score_test_set
+from softlookup.evaluate import compare as comparing
+from softlookup.evaluate.collect import collect, training_log
+from softlookup.evaluate.score import (
+    COLUMNS,
+    bucket_label,
+    bucket_labels,
+    bucket_order,
+    score_test_set,
+)
 
 SOURCES = ["ein kurzer satz"] * 30 + [" ".join(["wort"] * 25)] * 25
 REFERENCES = ["a man rides a red bike down the hill"] * 55
@@ -23,6 +32,8 @@ def test_bucket_labels_cover_every_length():
         ">20",
         ">20",
     ]
+    assert bucket_labels(edges) == ["1-10", "11-20", ">20"]
+    assert bucket_order(["all", ">20", "11-20", "1-10", "11-20"]) == ["1-10", "11-20", ">20", "all"]
 
 
 def test_scores_match_sacrebleu_with_intervals_and_signature():
@@ -72,8 +83,24 @@ def test_small_buckets_are_left_out_and_misaligned_files_fail():
         )
 
 
-def write_run(run_dir, status):
-    run_dir.mkdir()
+GRU = {"arch": "gru", "attention": "dot", "emb_dim": 8, "hidden_dim": 16}
+TRANSFORMER = {"arch": "transformer", "d_model": 32, "heads": 4, "scale": False}
+
+
+def write_run(run_dir, status, model=GRU, variant="a", seed=1, hypotheses=HYPOTHESES):
+    run_dir.mkdir(parents=True)
+    config = {
+        "run": run_dir.name,
+        "variant": variant,
+        "base_model": variant.split(".")[0],
+        "sweep": {},
+        "seed": seed,
+        "src": "de",
+        "tgt": "en",
+        "model": model,
+        "train": {"epochs": 3, "max_source_words": 20},
+    }
+    (run_dir / "config.json").write_text(json.dumps(config))
     meta = {
         "status": status,
         "train_tokens_per_s": 100.0,
@@ -82,36 +109,105 @@ def write_run(run_dir, status):
         "best_val_loss": 2.5,
         "epochs": 1,
         "parameters": 10,
-        "environment": {"device": "cpu"},
+        "environment": {"device": "cpu", "threads": 1},
     }
     (run_dir / "meta.json").write_text(json.dumps(meta))
+    pd.DataFrame(
+        {"epoch": [1], "steps": [3], "train_loss": [3.0], "val_loss": [2.5], "lr": [0.001],
+         "target_tokens": [300], "wall_s": [3.0], "tokens_per_s": [100.0]}
+    ).to_csv(run_dir / "log.csv", index=False)
+    (run_dir / "hyp.t.en").write_text("".join(h + "\n" for h in hypotheses))
     score_test_set(
         "t",
         SOURCES,
-        HYPOTHESES,
+        hypotheses,
         REFERENCES,
         edges=[0, 10, 20],
         min_bucket_sentences=20,
         n_bootstrap=1,
-    ).to_csv(run_dir / "scores.t.csv")
+    ).to_csv(run_dir / "scores.t.csv", index=False)
 
 
 def test_collect_keeps_a_diverged_run_as_a_result_without_scores(tmp_path):
     write_run(tmp_path / "a-s1", "ok")
-    write_run(tmp_path / "b-s1", "diverged")
-    settings = {
-        "model": "m",
-        "arch": "gru",
-        "attention": "dot",
-        "sweep": "",
-        "sweep_value": "",
-        "seed": 1,
-    }
-    table = collect({"a-s1": settings, "b-s1": settings}, tmp_path, ["t"])
+    write_run(tmp_path / "b-s1", "diverged", model=TRANSFORMER, variant="b.scale-false")
+    table = collect(["a-s1", "b-s1"], tmp_path, ["t"])
     assert list(table.columns) == COLUMNS and set(table.device) == {"cpu"}
     scored = table[table.test_set == "t"]
-    assert scored[scored.run_id == "a-s1"].value.notna().all()
-    assert scored[scored.run_id == "b-s1"].value.isna().all()
-    assert set(table[table.run_id == "b-s1"].status) == {"diverged"}
+    assert scored[scored.run == "a-s1"].value.notna().all()
+    assert scored[scored.run == "b-s1"].value.isna().all()
+    assert set(table[table.run == "b-s1"].status) == {"diverged"}
     trained = table[(table.test_set == "train") & (table.metric == "train_tokens_per_s")]
     assert trained.value.tolist() == [100.0, 100.0]
+
+
+def test_every_setting_is_a_column(tmp_path):
+    write_run(tmp_path / "a-s1", "ok")
+    write_run(tmp_path / "b.scale-false-s2", "ok", model=TRANSFORMER, variant="b.scale-false",
+              seed=2)
+    table = collect(["a-s1", "b.scale-false-s2"], tmp_path, ["t"])
+    settings = table.drop_duplicates("run").set_index("run")
+    gru, transformer = settings.loc["a-s1"], settings.loc["b.scale-false-s2"]
+    assert (gru.arch, gru.attention, gru.d_model, gru.heads, gru.d_k) == ("gru", "dot", 16, 1, 16)
+    assert (transformer.base_model, transformer.variant) == ("b", "b.scale-false")
+    assert (transformer.heads, transformer.d_k, transformer.scale) == (4, 8, False)
+    assert transformer.causal_mask and transformer.padding_mask and transformer.seed == 2
+    assert (gru.max_train_words, gru.epochs, gru.parameters) == (20, 3, 10)
+    assert (gru.train_seconds, gru.tokens_per_s) == (5.0, 100.0)
+    assert set(table[table.test_set == "t"].n_sentences.dropna()) >= {55, 30, 25}
+    log = training_log(["a-s1", "b.scale-false-s2"], tmp_path)
+    assert len(log) == 2 and set(log.device) == {"cpu"} and set(log.threads) == {1}
+    assert {"val_loss", "train_loss", "wall_s", "tokens_per_s", "variant"} <= set(log)
+
+
+def test_a_paired_comparison_finds_the_better_system(tmp_path, capsys):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "t.de").write_text("".join(s + "\n" for s in SOURCES))
+    (tmp_path / "data" / "t.en").write_text("".join(r + "\n" for r in REFERENCES))
+    worse = ["a man on a bike"] * 30 + ["a dog"] * 25
+    for seed in (1, 2):
+        write_run(tmp_path / "runs" / f"a-s{seed}", "ok", variant="a", seed=seed, hypotheses=worse)
+        write_run(tmp_path / "runs" / f"b-s{seed}", "ok", variant="b", seed=seed)
+    table = comparing.compare(
+        [("b_vs_a", "a", "b", "t"), ("a_vs_a", "a", "a", "t"), ("gone", "a", "c", "t")],
+        tmp_path / "runs",
+        ["a-s1", "a-s2", "b-s1", "b-s2"],
+        tmp_path / "data",
+        "de",
+        "en",
+        edges=[0, 10, 20],
+        min_bucket_sentences=20,
+        resamples=200,
+        seed=0,
+    )
+    assert list(table.columns) == comparing.COLUMNS
+    assert "gone: skipped, no trained runs of c" in capsys.readouterr().out
+    rows = table.set_index(["comparison", "bucket", "metric"])
+    better = rows.loc[("b_vs_a", "all", "bleu")]
+    assert better.mean_b == pytest.approx(sacrebleu.corpus_bleu(HYPOTHESES, [REFERENCES]).score)
+    assert better.mean_a == pytest.approx(sacrebleu.corpus_bleu(worse, [REFERENCES]).score)
+    assert better.delta > 0 and better.ci_low > 0 and better.p_value < 0.05
+    assert better.seeds == 2 and better.n_sentences == 55
+    same = rows.loc[("a_vs_a", "all", "bleu")]
+    assert same.delta == 0 and same.ci_low == 0 == same.ci_high and same.p_value == 1
+    assert set(table[table.comparison == "b_vs_a"].bucket) == {"all", "1-10", ">20"}
+    share = rows.loc[("b_vs_a", ">20", "bleu_share")]  # BLEU on >20 words / BLEU on 1-10 words
+    short, long = rows.loc[("b_vs_a", "1-10", "bleu")], rows.loc[("b_vs_a", ">20", "bleu")]
+    assert share.mean_b == pytest.approx(long.mean_b / short.mean_b)
+    assert share.mean_a == pytest.approx(long.mean_a / short.mean_a)
+    assert rows.loc[("b_vs_a", ">20", "bleu")].delta == pytest.approx(0)
+
+
+def test_compare_command_line_writes_the_table(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "t.de").write_text("".join(s + "\n" for s in SOURCES))
+    (tmp_path / "data" / "t.en").write_text("".join(r + "\n" for r in REFERENCES))
+    write_run(tmp_path / "runs" / "a-s1", "ok", variant="a")
+    write_run(tmp_path / "runs" / "b-s1", "diverged", variant="b")
+    out = tmp_path / "comparisons.csv"
+    comparing.main(["--runs-dir", str(tmp_path / "runs"), "--runs", "a-s1", "b-s1",
+                    "--pair", "x", "a", "b", "t", "--data-dir", str(tmp_path / "data"),
+                    "--src", "de", "--tgt", "en", "--bucket-edges", "0", "10",
+                    "--resamples", "10", "--out", str(out)])
+    table = pd.read_csv(out)
+    assert list(table.columns) == comparing.COLUMNS and table.empty  # b diverged: skipped

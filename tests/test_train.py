@@ -1,14 +1,15 @@
-"""Training: resuming after a crash reproduces the uninterrupted run; NaN is a recorded result."""
+"""Training: resuming after a crash reproduces the uninterrupted run; a checkpoint of other
+settings or data is never resumed; the best weights survive reruns; NaN is a recorded result."""
 
 import json
+import shutil
 
 import pandas as pd
 import pytest
 import torch
 
 from softlookup import train as training
-from softlookup.models.checkpoint import CheckpointError
-from softlookup.evaluate.translate import load_model
+from softlookup.models.checkpoint import CheckpointError, load_model
 
 from .corpora import tiny_corpus
 
@@ -92,3 +93,99 @@ def test_truncated_or_foreign_checkpoints_fail_clearly(data, tmp_path):
 def test_unknown_train_key_is_named():
     with pytest.raises(ValueError, match="epoks"):
         training.TrainConfig.from_dict({"epoks": 3})
+
+
+def weights(path):
+    return load_model(path).state_dict()
+
+
+def same_weights(a, b) -> bool:
+    return all(torch.equal(a[name], b[name]) for name in a)
+
+
+def test_a_checkpoint_of_other_settings_starts_fresh(data, tmp_path, capsys):
+    torch.set_num_threads(1)
+    run = {**RUN, "train": {**RUN["train"], "epochs": 1}}
+    first = training.train(run, *data, tmp_path / "run")
+    old = weights(tmp_path / "run" / "model.pt")
+    capsys.readouterr()
+    changed = {**run, "train": {**run["train"], "lr": 0.01}}
+    second = training.train(changed, *data, tmp_path / "run")
+    assert "starting fresh" in capsys.readouterr().out and "train_config" in second["fingerprint"]
+    assert second["resumed_from_epoch"] == 0 and second["epochs"] == 1
+    assert second["train_config"]["lr"] == 0.01
+    assert not same_weights(old, weights(tmp_path / "run" / "model.pt"))
+    # the same settings again: the checkpoint is this run's, nothing is retrained
+    third = training.train(changed, *data, tmp_path / "run")
+    assert third["resumed_from_epoch"] == 1 and third["best_val_loss"] == second["best_val_loss"]
+    assert first["fingerprint"]["data"] == second["fingerprint"]["data"]
+
+
+def test_a_checkpoint_of_other_data_starts_fresh(data, tmp_path, capsys):
+    torch.set_num_threads(1)
+    data_dir, spm = data
+    other = tmp_path / "other_data"
+    shutil.copytree(data_dir, other)
+    run = {**RUN, "train": {**RUN["train"], "epochs": 1}}
+    training.train(run, data_dir, spm, tmp_path / "run")
+    lines = (other / "train.en").read_text().splitlines()
+    (other / "train.en").write_text("\n".join(lines[:-5]) + "\n")
+    sources = (other / "train.de").read_text().splitlines()
+    (other / "train.de").write_text("\n".join(sources[:-5]) + "\n")
+    capsys.readouterr()
+    meta = training.train(run, other, spm, tmp_path / "run")
+    assert "starting fresh" in capsys.readouterr().out
+    assert meta["resumed_from_epoch"] == 0 and meta["epochs"] == 1
+
+
+def test_the_best_weights_survive_a_rerun(data, tmp_path, monkeypatch):
+    """Validation loss worst at the last epoch: model.pt holds epoch 1's weights, also when it is
+    deleted and the run is rebuilt from its finished checkpoint."""
+    torch.set_num_threads(1)
+    losses = iter([1.0, 2.0])
+    monkeypatch.setattr(training, "validation_loss", lambda *args: next(losses))
+    meta = training.train(RUN, *data, tmp_path / "run")
+    assert meta["best_epoch"] == 1 and meta["epochs"] == 2
+    best = weights(tmp_path / "run" / "model.pt")
+    last = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=True)["model"]
+    assert not same_weights(best, last)
+    (tmp_path / "run" / "model.pt").unlink()
+    rebuilt = training.train(RUN, *data, tmp_path / "run")
+    assert rebuilt["best_epoch"] == 1 and rebuilt["resumed_from_epoch"] == 2
+    assert same_weights(best, weights(tmp_path / "run" / "model.pt"))
+
+
+def test_training_length_cap_drops_long_sources(data, tmp_path, capsys):
+    run = {**RUN, "train": {**RUN["train"], "epochs": 1, "max_source_words": 8}}
+    meta = training.train(run, *data, tmp_path / "run")
+    data_dir, _ = data
+    sources = (data_dir / "train.de").read_text().splitlines()
+    assert meta["train_pairs"] == sum(len(s.split()) <= 8 for s in sources) < len(sources)
+    assert "max_source_words=8: kept" in capsys.readouterr().out
+
+
+def test_the_command_line_reads_the_run_config_file(data, tmp_path):
+    data_dir, spm = data
+    run_dir = tmp_path / "runs" / "gru-s7"
+    run_dir.mkdir(parents=True)
+    config = {**RUN, "run": "gru-s7", "variant": "gru", "base_model": "gru", "sweep": {},
+              "train": {**RUN["train"], "epochs": 1}}
+    (run_dir / "config.json").write_text(json.dumps(config))
+    training.main(["--config", str(run_dir / "config.json"), "--data-dir", str(data_dir),
+                   "--spm", str(spm), "--threads", "1"])
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert meta["run"]["variant"] == "gru" and meta["epochs"] == 1
+    assert {"python", "torch", "commit", "device"} <= set(meta["environment"])
+    log = pd.read_csv(run_dir / "log.csv")
+    assert {"train_loss", "val_loss", "target_tokens", "wall_s", "tokens_per_s"} <= set(log)
+
+
+def test_a_compiled_gru_decoder_step_trains_like_the_eager_one(data, tmp_path):
+    torch.set_num_threads(1)
+    run = {**RUN, "train": {**RUN["train"], "epochs": 1}}
+    eager = training.train(run, *data, tmp_path / "eager")
+    compiled = training.train(
+        {**run, "train": {**run["train"], "compile": True}}, *data, tmp_path / "compiled"
+    )
+    assert compiled["train_config"]["compile"] and compiled["status"] == "ok"
+    assert compiled["best_val_loss"] == pytest.approx(eager["best_val_loss"], rel=1e-4)

@@ -1,17 +1,24 @@
 """Train one translation model: resumable, seeded, logged; a NaN loss is a result, not a crash.
 
-Writes into --out-dir: checkpoint.pt (last epoch, for resuming), model.pt (best validation
-weights), log.csv (one row per epoch) and meta.json (config, seed, versions, device, wall time,
-status "ok" or "diverged").
+    python -m softlookup.train --config results/runs/<run>/config.json --data-dir DIR --spm FILE
+
+Writes into --out-dir (default: the config's directory), see models/checkpoint.py:
+checkpoint.pt (last finished epoch, for resuming), best.pt (best validation weights, kept across
+resumes), model.pt (a copy of best.pt), log.csv (one row per epoch: train and validation loss,
+tokens, seconds, tokens/s) and meta.json (settings, status "ok" or "diverged", versions, time).
+
+A checkpoint is resumed only when it was trained on exactly this run: the same model and train
+settings (defaults filled in), seed, languages, BPE model and training/validation text, and the
+same parameter shapes and checkpoint format. Anything else starts fresh, and the log says why.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import math
-import platform
 import random
 import time
 from dataclasses import asdict, dataclass
@@ -22,10 +29,25 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from .models.checkpoint import load_checked, save_atomic
 from .data import bpe
 from .data.batching import Batch, encode, make_batches, read_split
 from .models import PAD, build_model, count_parameters
+from .models.checkpoint import (
+    CHECKPOINT_KEYS,
+    CheckpointError,
+    copy_atomic,
+    load_checked,
+    model_file,  # noqa: F401  (re-exported for callers not yet importing models.checkpoint)
+    model_fingerprint,
+    read_run_config,
+    save_atomic,
+    save_model,
+    write_json,
+)
+from .models.config import parse_model_config
+from .provenance import config_hash, environment
+
+CHECKPOINT_FORMAT = 2  # bump when the checkpoint's meaning changes: old ones then start fresh
 
 LOG_FIELDS = [
     "epoch",
@@ -44,6 +66,7 @@ class TrainConfig:
     epochs: int = 10
     max_tokens: int = 4000  # padded tokens per batch
     max_sentence_tokens: int = 128  # longer sentences are truncated
+    max_source_words: int | None = None  # training pairs with longer sources are dropped
     lr: float = 5e-4
     warmup_steps: int = 200
     min_lr_ratio: float = 0.05  # cosine decay ends at lr * min_lr_ratio
@@ -51,6 +74,7 @@ class TrainConfig:
     label_smoothing: float = 0.1
     clip_norm: float = 1.0
     patience: int = 3  # epochs without a better validation loss before stopping
+    compile: bool = False  # torch.compile the GRU decoder step (models/gru.py); Transformer: no-op
 
     @classmethod
     def from_dict(cls, values: dict) -> TrainConfig:
@@ -101,21 +125,52 @@ def validation_loss(model, batches: list[Batch], device) -> float:
     return total / tokens
 
 
-def environment(device: torch.device) -> dict:
-    import sacrebleu
-    import sentencepiece
-    import triton
+def file_hashes(paths: list[Path]) -> dict[str, str]:
+    """sha256 of each file, by name."""
+    hashes = {}
+    for path in paths:
+        digest = hashlib.sha256()
+        with open(path, "rb") as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+        hashes[Path(path).name] = digest.hexdigest()
+    return hashes
 
+
+def fingerprint(run: dict, cfg: TrainConfig, data_files: list[Path], model) -> dict:
+    """What a checkpoint must match to be resumed: one hash per part, so the log can say which
+    part differs."""
     return {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "triton": triton.__version__,
-        "sacrebleu": sacrebleu.__version__,
-        "sentencepiece": sentencepiece.__version__,
-        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-        "host": platform.node(),
-        "threads": torch.get_num_threads(),
+        "format": CHECKPOINT_FORMAT,
+        "model_config": config_hash(asdict(parse_model_config(run["model"]))),
+        "train_config": config_hash(asdict(cfg)),
+        "seed": run["seed"],
+        "languages": f"{run['src']}-{run['tgt']}",
+        "data": config_hash(file_hashes(data_files)),
+        "parameters": config_hash({k: list(v.shape) for k, v in model.state_dict().items()}),
     }
+
+
+def differences(saved: dict | None, current: dict) -> list[str]:
+    if not isinstance(saved, dict):
+        return ["no fingerprint (an older checkpoint)"]
+    return [key for key in current if saved.get(key) != current[key]]
+
+
+def load_resumable(path: Path, current: dict) -> dict | None:
+    """The checkpoint at `path` if it was trained on this run, else None (with the reason)."""
+    if not path.exists():
+        return None
+    try:
+        saved = load_checked(path, CHECKPOINT_KEYS)
+    except CheckpointError as error:
+        print(f"starting fresh: {error}")
+        return None
+    differ = differences(json.loads(saved["fingerprint"]), current)
+    if differ:
+        print(f"starting fresh: {path} was trained with other settings ({', '.join(differ)})")
+        return None
+    return saved
 
 
 def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
@@ -123,23 +178,52 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
     cfg = TrainConfig.from_dict(run.get("train", {}))
     seed_everything(run["seed"])
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
 
     sp = bpe.load(spm_path)
-    model = build_model(run["model"], sp.get_piece_size()).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    vocab_size = sp.get_piece_size()
+    model = build_model(run["model"], vocab_size).to(device)
+    if cfg.compile and hasattr(model, "compile_decoder_step"):
+        model.compile_decoder_step()
+    # fused: one kernel for every parameter (CPU and CUDA); ~7x faster than the per-tensor loop
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True
+    )
 
-    def batches_of(split: str, shuffle: bool, seed: int = 0) -> list[Batch]:
-        src_lines, tgt_lines = read_split(data_dir, split, run["src"], run["tgt"])
-        src_ids = encode(sp, src_lines, cfg.max_sentence_tokens)
-        tgt_ids = encode(sp, tgt_lines, cfg.max_sentence_tokens)
-        return make_batches(src_ids, tgt_ids, cfg.max_tokens, shuffle=shuffle, seed=seed)
+    src_lines, tgt_lines = read_split(data_dir, "train", run["src"], run["tgt"])
+    kept = len(src_lines)
+    if cfg.max_source_words is not None:
+        pairs = [(s, t) for s, t in zip(src_lines, tgt_lines)
+                 if len(s.split()) <= cfg.max_source_words]
+        src_lines, tgt_lines = [s for s, _ in pairs], [t for _, t in pairs]
+        print(f"max_source_words={cfg.max_source_words}: kept {len(pairs)} of {kept} pairs")
+        kept = len(pairs)
+    if not kept:
+        raise ValueError(f"no training pairs left (max_source_words={cfg.max_source_words})")
+    train_src = encode(sp, src_lines, cfg.max_sentence_tokens)
+    train_tgt = encode(sp, tgt_lines, cfg.max_sentence_tokens)
+    valid_src, valid_tgt = read_split(data_dir, "valid", run["src"], run["tgt"])
+    valid = make_batches(
+        encode(sp, valid_src, cfg.max_sentence_tokens),
+        encode(sp, valid_tgt, cfg.max_sentence_tokens),
+        cfg.max_tokens,
+        shuffle=False,
+    )
 
-    valid = batches_of("valid", shuffle=False)
-    steps_per_epoch = len(batches_of("train", shuffle=True, seed=run["seed"]))
+    def train_batches(seed: int) -> list[Batch]:
+        return make_batches(train_src, train_tgt, cfg.max_tokens, shuffle=True, seed=seed)
+
+    steps_per_epoch = len(train_batches(run["seed"]))
     total_steps = cfg.epochs * steps_per_epoch
 
-    checkpoint_path = out_dir / "checkpoint.pt"
+    data_files = [Path(spm_path)] + [
+        Path(data_dir) / f"{split}.{lang}"
+        for split in ("train", "valid")
+        for lang in (run["src"], run["tgt"])
+    ]
+    current = fingerprint(run, cfg, data_files, model)
+    checkpoint_path, best_path = out_dir / "checkpoint.pt", out_dir / "best.pt"
     state = {
         "epoch": 0,
         "step": 0,
@@ -149,13 +233,19 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
         "status": "ok",
         "history": [],
     }
-    if checkpoint_path.exists():
-        saved = load_checked(checkpoint_path, ("model", "optimizer", "progress", "rng"))
+    saved = load_resumable(checkpoint_path, current)
+    if saved is not None:
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         torch.set_rng_state(saved["rng"])
+        if device.type == "cuda" and "cuda_rng" in saved:
+            torch.cuda.set_rng_state_all(saved["cuda_rng"])
         state = json.loads(saved["progress"])
         print(f"resuming {out_dir} after epoch {state['epoch']}")
+    else:  # whatever an earlier run left is stale now
+        for stale in (checkpoint_path, best_path, out_dir / "model.pt"):
+            stale.unlink(missing_ok=True)
+    resumed_from = state["epoch"]
 
     while state["epoch"] < cfg.epochs and state["status"] == "ok":
         epoch = state["epoch"] + 1
@@ -165,7 +255,7 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
         model.train()
         started, tokens, loss_sum = time.perf_counter(), 0, 0.0
         progress = tqdm(
-            batches_of("train", shuffle=True, seed=run["seed"] + epoch),
+            train_batches(run["seed"] + epoch),
             desc=f"epoch {epoch}",
             mininterval=10,
             miniters=1,
@@ -174,21 +264,24 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate(state["step"], total_steps, cfg)
             loss = batch_loss(model, batch, device, cfg.label_smoothing)
-            if not torch.isfinite(loss):
+            loss_value = loss.item()
+            if not math.isfinite(loss_value):
                 state["status"] = "diverged"
-                print(f"diverged at epoch {epoch}, step {state['step']}: loss {loss.item()}")
+                print(f"diverged at epoch {epoch}, step {state['step']}: loss {loss_value}")
                 break
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
             optimizer.step()
             state["step"] += 1
-            tokens += batch.target_tokens
-            loss_sum += loss.item() * batch.target_tokens
-            elapsed = time.perf_counter() - started
-            progress.set_postfix(
-                loss=f"{loss.item():.3f}", tok_s=f"{tokens / elapsed:.0f}", refresh=False
-            )
+            batch_tokens = batch.target_tokens
+            tokens += batch_tokens
+            loss_sum += loss_value * batch_tokens
+            if progress.n % 20 == 0:
+                elapsed = time.perf_counter() - started
+                progress.set_postfix(
+                    loss=f"{loss_value:.3f}", tok_s=f"{tokens / elapsed:.0f}", refresh=False
+                )
         if state["status"] == "diverged":
             break
         wall = time.perf_counter() - started
@@ -210,36 +303,33 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
             state["status"] = "diverged"
         elif val_loss < state["best_val_loss"]:
             state["best_val_loss"], state["best_epoch"] = val_loss, epoch
-            save_atomic(model_file(run, model, sp.get_piece_size()), out_dir / "best.pt")
+            save_model(best_path, run, model, vocab_size, current)
         save_atomic(
             {
                 "model": model.state_dict(),
                 "optimizer": optimizer.state_dict(),
                 "rng": torch.get_rng_state(),
+                **({"cuda_rng": torch.cuda.get_rng_state_all()} if device.type == "cuda" else {}),
                 "progress": json.dumps(state),
+                "fingerprint": json.dumps(current),
             },
             checkpoint_path,
         )
         print(json.dumps(row))
+    if resumed_from and state["epoch"] == resumed_from:
+        print(f"{out_dir}: training had finished; outputs rebuilt from the checkpoint and best.pt")
 
-    return finish(run, cfg, state, model, sp.get_piece_size(), device, out_dir)
-
-
-def model_file(run: dict, model: torch.nn.Module, vocab_size: int) -> dict:
-    return {
-        "model_config": json.dumps(run["model"]),
-        "vocab_size": vocab_size,
-        "state_dict": model.state_dict(),
-    }
+    extra = {"train_pairs": kept, "resumed_from_epoch": resumed_from, "fingerprint": current}
+    return finish(run, cfg, state, model, vocab_size, device, out_dir, extra)
 
 
-def finish(run, cfg, state, model, vocab_size, device, out_dir: Path) -> dict:
-    """Write model.pt (best weights, or the last ones if none was best), log.csv and meta.json."""
+def finish(run, cfg, state, model, vocab_size, device, out_dir: Path, extra: dict) -> dict:
+    """Write model.pt (the best weights, or the last ones if none was best), log.csv, meta.json."""
     best = out_dir / "best.pt"
-    if best.exists():
-        best.replace(out_dir / "model.pt")
-    elif not (out_dir / "model.pt").exists():
-        save_atomic(model_file(run, model, vocab_size), out_dir / "model.pt")
+    if best.exists() and model_fingerprint(best) == extra["fingerprint"]:
+        copy_atomic(best, out_dir / "model.pt")
+    else:
+        save_model(out_dir / "model.pt", run, model, vocab_size, extra["fingerprint"])
     with open(out_dir / "log.csv", "w", newline="") as stream:
         writer = csv.DictWriter(stream, fieldnames=LOG_FIELDS)
         writer.writeheader()
@@ -248,6 +338,7 @@ def finish(run, cfg, state, model, vocab_size, device, out_dir: Path) -> dict:
     tokens = sum(row["target_tokens"] for row in history)
     meta = {
         "run": run,
+        "model_config": asdict(parse_model_config(run["model"])),
         "train_config": asdict(cfg),
         "status": state["status"],
         "epochs": state["epoch"],
@@ -257,27 +348,29 @@ def finish(run, cfg, state, model, vocab_size, device, out_dir: Path) -> dict:
         "train_wall_s": state["wall_s"],
         "train_tokens_per_s": tokens / state["wall_s"] if state["wall_s"] else None,
         "parameters": count_parameters(model),
+        **extra,
         "environment": environment(device),
     }
-    (out_dir / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    write_json(meta, out_dir / "meta.json")
     return meta
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--run-json", required=True, help='{"model": {..}, "train": {..}, "seed": 1}'
+        "--config", required=True, type=Path, help="the run's config.json (results/runs/<run>/)"
     )
     parser.add_argument("--data-dir", required=True, type=Path)
     parser.add_argument("--spm", required=True, type=Path)
-    parser.add_argument("--out-dir", required=True, type=Path)
+    parser.add_argument("--out-dir", type=Path, help="default: the config's directory")
     parser.add_argument("--threads", type=int, default=2)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    run = json.loads(args.run_json)
-    meta = train(run, args.data_dir, args.spm, args.out_dir)
+    run = read_run_config(args.config)
+    out_dir = args.out_dir or args.config.parent
+    meta = train(run, args.data_dir, args.spm, out_dir)
     print(
-        f"{args.out_dir}: status {meta['status']}, {meta['epochs']} epochs, "
+        f"{out_dir}: status {meta['status']}, {meta['epochs']} epochs, "
         f"{meta['train_wall_s']:.0f}s"
     )
 

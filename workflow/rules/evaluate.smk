@@ -1,4 +1,5 @@
-# Translate every test set with every run, score it, and collect one tidy table.
+# Translate every test set with every run, score it, collect the tidy tables, and compare the
+# pairs of variants config["comparisons"] names, paired on the same test sentences.
 
 
 rule translate:
@@ -11,14 +12,19 @@ rule translate:
         f"results/runs/{{run}}/hyp.{{test_set}}.{TGT}",
     log:
         "results/logs/translate/{run}.{test_set}.log",
+    benchmark:
+        "results/benchmarks/translate/{run}.{test_set}.tsv"
     params:
+        run_dir="results/runs/{run}",
         beam=config["evaluate"]["beam_size"],
         length_penalty=config["evaluate"]["length_penalty"],
     threads: translate_threads()
+    resources:
+        gpu=MODEL_GPUS,
     shell:
-        "{PYTHON}.evaluate.translate --model {input.model} --meta {input.meta} --spm {input.spm}"
-        " --input {input.source} --out {output} --beam-size {params.beam}"
-        " --length-penalty {params.length_penalty} --threads {threads} > {log} 2>&1"
+        "{PYTHON}.evaluate.translate --run-dir {params.run_dir:q} --spm {input.spm:q}"
+        " --input {input.source:q} --out {output:q} --beam-size {params.beam:q}"
+        " --length-penalty {params.length_penalty:q} --threads {threads} > {log:q} 2>&1"
 
 
 rule score:
@@ -30,31 +36,96 @@ rule score:
         "results/runs/{run}/scores.{test_set}.csv",
     log:
         "results/logs/score/{run}.{test_set}.log",
+    benchmark:
+        "results/benchmarks/score/{run}.{test_set}.tsv"
     params:
-        edges=" ".join(str(e) for e in config["evaluate"]["bucket_edges"]),
+        edges=[str(edge) for edge in config["evaluate"]["bucket_edges"]],
         min_sentences=config["evaluate"]["min_bucket_sentences"],
         bootstrap=config["evaluate"]["bootstrap"],
     shell:
-        "{PYTHON}.evaluate.score --test-set {wildcards.test_set} --source {input.source}"
-        " --hypotheses {input.hypotheses} --references {input.references}"
-        " --bucket-edges {params.edges} --min-bucket-sentences {params.min_sentences}"
-        " --bootstrap {params.bootstrap} --out {output} > {log} 2>&1"
+        "{PYTHON}.evaluate.score --test-set {wildcards.test_set:q} --source {input.source:q}"
+        " --hypotheses {input.hypotheses:q} --references {input.references:q}"
+        " --bucket-edges {params.edges:q} --min-bucket-sentences {params.min_sentences:q}"
+        " --bootstrap {params.bootstrap:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule collect_scores:
     input:
         scores=expand("results/runs/{run}/scores.{test_set}.csv", run=RUNS, test_set=TEST_SETS),
+        configs=expand("results/runs/{run}/config.json", run=RUNS),
         metas=expand("results/runs/{run}/meta.json", run=RUNS),
+        logs=expand("results/runs/{run}/log.csv", run=RUNS),
     output:
-        report(
+        scores=report(
             "results/tables/scores.csv",
             caption="../report/scores.rst",
             category="Tables",
         ),
+        training="results/tables/training.csv",
     log:
         "results/logs/collect_scores.log",
+    benchmark:
+        "results/benchmarks/collect_scores/all.tsv"
     params:
-        runs=json.dumps(run_table()),
+        runs=RUNS,
+        test_sets=TEST_SETS,
     shell:
-        "{PYTHON}.evaluate.collect --runs '{params.runs}' --results-dir results/runs"
-        " --test-sets {TEST_SETS} --out {output} > {log} 2>&1"
+        "{PYTHON}.evaluate.collect --runs-dir results/runs --runs {params.runs:q}"
+        " --test-sets {params.test_sets:q} --out {output.scores:q}"
+        " --training-out {output.training:q} > {log:q} 2>&1"
+
+
+from snakemake.logging import logger
+
+
+def comparison_pairs():
+    """config["comparisons"] as (name, a, b, test set); pairs this config cannot compare (a
+    variant it does not train, a test set it does not translate) are left out, with a warning."""
+    pairs = []
+    for name, pair in (config.get("comparisons") or {}).items():
+        unknown = [v for v in (pair["a"], pair["b"]) if v not in VARIANTS]
+        if pair["test_set"] not in TEST_SETS:
+            unknown.append(f"test set {pair['test_set']}")
+        if unknown:
+            logger.warning(f"comparison {name} skipped: this config has no {', '.join(unknown)}")
+            continue
+        pairs.append((name, pair["a"], pair["b"], pair["test_set"]))
+    return pairs
+
+
+COMPARISONS = comparison_pairs()
+COMPARED_RUNS = sorted({f"{variant}-s{seed}" for _, a, b, _ in COMPARISONS for variant in (a, b)
+                        for seed in config["seeds"]})
+
+
+rule compare:
+    input:
+        hypotheses=[f"results/runs/{variant}-s{seed}/hyp.{test_set}.{TGT}"
+                    for _, a, b, test_set in COMPARISONS for variant in (a, b)
+                    for seed in config["seeds"]],
+        configs=expand("results/runs/{run}/config.json", run=COMPARED_RUNS),
+        metas=expand("results/runs/{run}/meta.json", run=COMPARED_RUNS),
+        texts=sorted({f"{DATA_DIR}/{test_set}.{lang}" for *_, test_set in COMPARISONS
+                      for lang in (SRC, TGT)}),
+    output:
+        report(
+            "results/tables/comparisons.csv",
+            caption="../report/comparisons.rst",
+            category="Tables",
+        ),
+    log:
+        "results/logs/compare.log",
+    benchmark:
+        "results/benchmarks/compare/all.tsv"
+    params:
+        runs=COMPARED_RUNS,
+        pairs=[field for pair in COMPARISONS for field in ("--pair", *pair)],
+        data_dir=DATA_DIR,
+        edges=[str(edge) for edge in config["evaluate"]["bucket_edges"]],
+        min_sentences=config["evaluate"]["min_bucket_sentences"],
+        resamples=config["evaluate"]["bootstrap"],
+    shell:
+        "{PYTHON}.evaluate.compare --runs-dir results/runs --runs {params.runs:q} {params.pairs:q}"
+        " --data-dir {params.data_dir:q} --src {SRC:q} --tgt {TGT:q}"
+        " --bucket-edges {params.edges:q} --min-bucket-sentences {params.min_sentences:q}"
+        " --resamples {params.resamples:q} --out {output:q} > {log:q} 2>&1"

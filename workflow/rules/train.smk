@@ -1,8 +1,51 @@
-# One training job per run: variant (base model or a sweep point) x seed.
+# One training job per run: variant (base model or a sweep point) x seed. A run's settings are
+# written once, to results/runs/<run>/config.json, and read from there by train, collect and
+# compare; a changed setting rewrites that file (Snakemake sees the changed params), which reruns
+# the run, and train.py resumes a checkpoint only when it was trained on exactly these settings
+# and data (else it starts fresh and its log says why). A rerun of a finished run with unchanged
+# settings (--forcerun train, a deleted model.pt) rebuilds its outputs from the finished
+# checkpoint and best.pt: the same weights, no training; delete checkpoint.pt to retrain.
+from pathlib import Path
+
+import yaml
+
+# keys of the `train:` block; a sweep over one of them (max_source_words, say) lands in the run's
+# train settings, not its model
+TRAIN_KEYS = set(
+    yaml.safe_load(Path(workflow.source_path("../schemas/config.schema.yaml")).read_text())[
+        "$defs"]["train"]["properties"]
+)  # fmt: skip
+
+
+def run_settings(wildcards):
+    """results/runs/<run>/config.json's content (contract item 3)."""
+    settings = run_config(wildcards.variant, wildcards.seed)
+    for key in [key for key in settings["model"] if key in TRAIN_KEYS]:
+        settings["train"][key] = settings["model"].pop(key)
+    return settings
+
+
+def write_run_config(settings, path, log):
+    Path(path).write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n")
+    Path(log).write_text(f"wrote {path}\n")
+
+
+rule run_config:
+    output:
+        "results/runs/{variant}-s{seed}/config.json",
+    log:
+        "results/logs/run_config/{variant}-s{seed}.log",
+    benchmark:
+        "results/benchmarks/run_config/{variant}-s{seed}.tsv"
+    params:
+        settings=run_settings,
+    run:
+        write_run_config(params.settings, output[0], log[0])
 
 
 rule train:
     input:
+        config="results/runs/{variant}-s{seed}/config.json",
         spm=f"{DATA_DIR}/spm.model",
         data=expand(f"{DATA_DIR}/{{split}}.{{lang}}", split=["train", "valid"], lang=[SRC, TGT]),
     output:
@@ -11,12 +54,16 @@ rule train:
         log_csv="results/runs/{variant}-s{seed}/log.csv",
     log:
         "results/logs/train/{variant}-s{seed}.log",
+    benchmark:
+        "results/benchmarks/train/{variant}-s{seed}.tsv"
     params:
-        run=lambda w: json.dumps(run_config(w.variant, w.seed), sort_keys=True),
-        out_dir="results/runs/{variant}-s{seed}",
+        data_dir=DATA_DIR,
     threads: lambda wildcards: training_threads(wildcards.variant)
     resources:
-        gpu=config["resources"]["gpus_per_training_job"],
+        gpu=MODEL_GPUS,
+        runtime=training_runtime,
+        mem_mb=training_mem_mb,
+    retries: TRAIN_RETRIES
     shell:
-        "{PYTHON}.train --run-json '{params.run}' --data-dir " + DATA_DIR +
-        " --spm {input.spm} --out-dir {params.out_dir} --threads {threads} > {log} 2>&1"
+        "{PYTHON}.train --config {input.config:q} --data-dir {params.data_dir:q}"
+        " --spm {input.spm:q} --threads {threads} > {log:q} 2>&1"

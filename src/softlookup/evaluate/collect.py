@@ -1,32 +1,30 @@
-"""Every run's scores and training record -> one tidy table (run x test set x bucket x metric)."""
+"""Every run's scores and training record -> the tidy tables the figures, claims and paper read.
+
+    python -m softlookup.evaluate.collect --runs-dir results/runs --runs a-s1 b-s1
+        --test-sets test_2016_flickr --out results/tables/scores.csv
+        --training-out results/tables/training.csv
+
+Each run's settings come from its own files: config.json (what was asked) and meta.json (what
+happened), so a sweep is a group-by over columns, not a parse of run names.
+scores.csv: one row per run x test set x bucket x metric (columns: evaluate.score.COLUMNS), plus
+rows of the pseudo test set "train" (bucket "all") holding the training record's scalars.
+training.csv: one row per run x epoch (the settings columns, then log.csv's: epoch, steps,
+train_loss, val_loss, lr, target_tokens, wall_s (that epoch's training), tokens_per_s; then device
+and threads of the training job).
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
+from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
 
-COLUMNS = [
-    "run_id",
-    "model",
-    "arch",
-    "attention",
-    "sweep",
-    "sweep_value",
-    "seed",
-    "test_set",
-    "bucket",
-    "metric",
-    "value",
-    "ci_low",
-    "ci_high",
-    "status",
-    "device",
-    "sentences",
-    "signature",
-]
+from ..models.checkpoint import read_meta, read_run_config
+from ..models.config import parse_model_config
+from .score import ALL, COLUMNS, SETTING_COLUMNS
+
 TRAINING_METRICS = [
     "train_tokens_per_s",
     "train_wall_s",
@@ -37,12 +35,53 @@ TRAINING_METRICS = [
 ]
 
 
+def run_settings(run: str, config: dict, meta: dict) -> dict:
+    """The settings columns of one run (see evaluate.score.SETTING_COLUMNS)."""
+    model = asdict(parse_model_config(config["model"]))
+    train = config.get("train", {})
+    if model["arch"] == "gru":
+        width = model["hidden_dim"]
+        attention = model["attention"]
+        shape = {
+            "attention": attention,
+            "d_model": width,
+            "heads": 1 if attention != "none" else 0,
+            "d_k": width if attention != "none" else None,
+            "scale": attention == "scaled_dot",
+            "causal_mask": True,  # a recurrent decoder never sees later target tokens
+        }
+    else:
+        head_dim = model["d_k"] or model["d_model"] // model["heads"]
+        shape = {
+            "attention": "scaled_dot" if model["scale"] else "dot",
+            "d_model": model["d_model"],
+            "heads": model["heads"],
+            "d_k": head_dim,
+            "scale": model["scale"],
+            "causal_mask": model["causal_mask"],
+        }
+    variant = config.get("variant") or run.rsplit("-s", 1)[0]
+    return {
+        "run": run,
+        "variant": variant,
+        "base_model": config.get("base_model") or variant.split(".")[0],
+        "arch": model["arch"],
+        **shape,
+        "padding_mask": model["padding_mask"],
+        "max_train_words": train.get("max_source_words"),
+        "epochs": train.get("epochs", meta.get("train_config", {}).get("epochs")),
+        "seed": config["seed"],
+        "parameters": meta.get("parameters"),
+        "status": meta["status"],  # = models.checkpoint.run_status(run_dir)
+    }
+
+
 def training_rows(meta: dict) -> list[dict]:
     """Scalars of the training record, as rows of the 'train' pseudo test set."""
     return [
         {
             "test_set": "train",
-            "bucket": "all",
+            "bucket": ALL,
             "metric": name,
             "value": meta.get(name),
             "ci_low": meta.get(name),
@@ -52,8 +91,8 @@ def training_rows(meta: dict) -> list[dict]:
     ]
 
 
-def run_rows(run_id: str, settings: dict, run_dir: Path, test_sets: list[str]) -> pd.DataFrame:
-    meta = json.loads((run_dir / "meta.json").read_text())
+def run_rows(run: str, run_dir: Path, test_sets: list[str]) -> pd.DataFrame:
+    config, meta = read_run_config(run_dir), read_meta(run_dir)
     parts = [pd.DataFrame(training_rows(meta))]
     parts += [pd.read_csv(run_dir / f"scores.{name}.csv") for name in test_sets]
     table = pd.concat(parts, ignore_index=True)
@@ -61,29 +100,53 @@ def run_rows(run_id: str, settings: dict, run_dir: Path, test_sets: list[str]) -
         scored = table.test_set != "train"
         table.loc[scored, ["value", "ci_low", "ci_high"]] = float("nan")
     return table.assign(
-        run_id=run_id, status=meta["status"], device=meta["environment"]["device"], **settings
+        **run_settings(run, config, meta),
+        device=meta.get("environment", {}).get("device"),
+        train_seconds=meta.get("train_wall_s"),
+        tokens_per_s=meta.get("train_tokens_per_s"),
     )
 
 
-def collect(runs: dict[str, dict], results_dir: Path, test_sets: list[str]) -> pd.DataFrame:
-    tables = [
-        run_rows(run_id, settings, results_dir / run_id, test_sets)
-        for run_id, settings in runs.items()
-    ]
+def collect(runs: list[str], runs_dir: Path, test_sets: list[str]) -> pd.DataFrame:
+    tables = [run_rows(run, runs_dir / run, test_sets) for run in runs]
     return pd.concat(tables, ignore_index=True).reindex(columns=COLUMNS)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", required=True, help="JSON: run id -> settings columns")
-    parser.add_argument("--results-dir", required=True, type=Path)
+def training_log(runs: list[str], runs_dir: Path) -> pd.DataFrame:
+    """Per-epoch training log of every run with its settings columns."""
+    tables = []
+    for run in runs:
+        run_dir = runs_dir / run
+        config, meta = read_run_config(run_dir), read_meta(run_dir)
+        log = pd.read_csv(run_dir / "log.csv")
+        environment = meta.get("environment", {})
+        tables.append(
+            log.assign(
+                **run_settings(run, config, meta),
+                device=environment.get("device"),
+                threads=environment.get("threads"),
+            )
+        )
+    table = pd.concat(tables, ignore_index=True)
+    return table[SETTING_COLUMNS + [c for c in table.columns if c not in SETTING_COLUMNS]]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs-dir", required=True, type=Path)
+    parser.add_argument("--runs", required=True, nargs="+", help="run names (directories)")
     parser.add_argument("--test-sets", required=True, nargs="+")
     parser.add_argument("--out", required=True, type=Path)
-    args = parser.parse_args()
-    table = collect(json.loads(args.runs), args.results_dir, args.test_sets)
+    parser.add_argument("--training-out", type=Path, help="per-epoch table (training.csv)")
+    args = parser.parse_args(argv)
+    table = collect(args.runs, args.runs_dir, args.test_sets)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out, index=False)
-    print(f"{len(table)} rows from {table.run_id.nunique()} runs -> {args.out}")
+    print(f"{len(table)} rows from {table.run.nunique()} runs -> {args.out}")
+    if args.training_out:
+        log = training_log(args.runs, args.runs_dir)
+        log.to_csv(args.training_out, index=False)
+        print(f"{len(log)} epochs -> {args.training_out}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,9 @@
 """Score translations with sacrebleu: BLEU and chrF with signatures, per source-length bucket,
-with 95% bootstrap confidence intervals (sacrebleu's own resampling)."""
+with 95% bootstrap confidence intervals (sacrebleu's own resampling).
+
+Owns the columns of the tidy scores table (`COLUMNS`, written by evaluate/collect.py) and the
+source-length bucket labels (`bucket_label`, `bucket_start`): every reader imports them from here.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,42 @@ from pathlib import Path
 import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF
 
+# results/tables/scores.csv: one row per run x test set x bucket x metric; every setting a column
+SETTING_COLUMNS = [
+    "run",
+    "variant",
+    "base_model",
+    "arch",
+    "attention",
+    "d_model",
+    "heads",
+    "d_k",
+    "scale",
+    "causal_mask",
+    "padding_mask",
+    "max_train_words",
+    "epochs",
+    "seed",
+    "parameters",
+    "status",
+]
+COLUMNS = [
+    *SETTING_COLUMNS,
+    "test_set",
+    "bucket",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n_sentences",
+    "signature",
+    "device",
+    "train_seconds",
+    "tokens_per_s",
+]
+ALL = "all"  # the bucket label of a whole test set
+
+# one run's scores.<test_set>.csv (the run's columns are added by collect)
 SCORE_FIELDS = [
     "test_set",
     "bucket",
@@ -18,7 +58,7 @@ SCORE_FIELDS = [
     "value",
     "ci_low",
     "ci_high",
-    "sentences",
+    "n_sentences",
     "signature",
 ]
 
@@ -29,6 +69,30 @@ def bucket_label(words: int, edges: list[int]) -> str:
         if low < words <= high:
             return f"{low + 1}-{high}"
     return f">{edges[-1]}"
+
+
+def bucket_labels(edges: list[int]) -> list[str]:
+    """Every label of `edges`, shortest first (without "all")."""
+    return [f"{low + 1}-{high}" for low, high in itertools.pairwise(edges)] + [f">{edges[-1]}"]
+
+
+def bucket_start(label: str) -> float:
+    """Where a bucket begins, for ordering: '11-15' -> 11, '>60' -> 61, 'all' -> inf."""
+    if label == ALL:
+        return float("inf")
+    if label.startswith(">"):
+        return float(label[1:]) + 1
+    return float(label.split("-")[0])
+
+
+def bucket_order(labels) -> list[str]:
+    """Distinct labels sorted shortest first, "all" last."""
+    return sorted(set(labels), key=bucket_start)
+
+
+def buckets_of(sources: list[str], edges: list[int]) -> list[str]:
+    """The bucket label of each source sentence (its length in whitespace-separated words)."""
+    return [bucket_label(len(source.split()), edges) for source in sources]
 
 
 def corpus_scores(hyps: list[str], refs: list[str], n_bootstrap: int) -> list[dict]:
@@ -48,7 +112,7 @@ def corpus_scores(hyps: list[str], refs: list[str], n_bootstrap: int) -> list[di
                 "value": score.score,
                 "ci_low": mean - half_width,
                 "ci_high": mean + half_width,
-                "sentences": len(hyps),
+                "n_sentences": len(hyps),
                 "signature": signature,
             }
         )
@@ -69,8 +133,8 @@ def score_test_set(
         raise ValueError(
             f"{test_set}: {len(sources)} sources, {len(hyps)} hypotheses, {len(refs)} references"
         )
-    rows = [{"bucket": "all", **row} for row in corpus_scores(hyps, refs, n_bootstrap)]
-    buckets = pd.Series([bucket_label(len(s.split()), edges) for s in sources])
+    rows = [{"bucket": ALL, **row} for row in corpus_scores(hyps, refs, n_bootstrap)]
+    buckets = pd.Series(buckets_of(sources, edges))
     for label, members in buckets.groupby(buckets).groups.items():
         if len(members) < min_bucket_sentences:
             continue
@@ -83,7 +147,7 @@ def score_test_set(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--test-set", required=True)
     parser.add_argument("--source", required=True, type=Path)
     parser.add_argument("--hypotheses", required=True, type=Path)
@@ -105,7 +169,7 @@ def main() -> None:
         n_bootstrap=args.bootstrap,
     )
     table.to_csv(args.out, index=False)
-    print(table[table.bucket == "all"].to_string(index=False))
+    print(table[table.bucket == ALL].to_string(index=False))
 
 
 if __name__ == "__main__":

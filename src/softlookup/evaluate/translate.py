@@ -1,26 +1,23 @@
-"""Translate a prepared test set with a trained model (greedy or beam), in the original order."""
+"""Translate a prepared test set with a trained model (greedy or beam), in the original order.
+
+Runs on the job's GPU when one is visible, else on the CPU. A run whose training diverged
+translates nothing: every hypothesis is empty, and scored as such.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import torch
 
-from ..models.checkpoint import load_checked
 from ..data import bpe
 from ..data.batching import encode, length_batches, pad
-from ..models import build_model
+from ..models.checkpoint import load_model, run_status
 from ..models.special_tokens import EOS
 
-
-def load_model(path: Path) -> torch.nn.Module:
-    saved = load_checked(path, ("model_config", "vocab_size", "state_dict"))
-    model = build_model(json.loads(saved["model_config"]), saved["vocab_size"])
-    model.load_state_dict(saved["state_dict"])
-    return model.eval()
+__all__ = ["load_model", "translate"]
 
 
 @torch.no_grad()
@@ -51,33 +48,39 @@ def translate(
     return hypotheses
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--model", required=True, type=Path)
-    parser.add_argument("--meta", required=True, type=Path, help="the run's meta.json")
+def default_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run-dir", required=True, type=Path, help="holds model.pt, meta.json")
     parser.add_argument("--spm", required=True, type=Path)
     parser.add_argument("--input", required=True, type=Path, help="source sentences, one a line")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--beam-size", type=int, default=1)
     parser.add_argument("--length-penalty", type=float, default=1.0)
-    parser.add_argument("--max-tokens", type=int, default=256)
+    parser.add_argument("--max-tokens", type=int, default=256, help="longer inputs are cut")
     parser.add_argument("--threads", type=int, default=2)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     sources = args.input.read_text(encoding="utf-8").splitlines()
-    if json.loads(args.meta.read_text())["status"] != "ok":
-        hypotheses = [""] * len(sources)  # a diverged run translates nothing; scored as such
+    if run_status(args.run_dir) != "ok":
+        hypotheses = [""] * len(sources)
+        print(f"{args.run_dir}: training diverged; no translations")
     else:
+        device = default_device()
         started = time.perf_counter()
         hypotheses = translate(
-            load_model(args.model),
+            load_model(args.run_dir / "model.pt", device),
             bpe.load(args.spm),
             sources,
             beam_size=args.beam_size,
             length_penalty=args.length_penalty,
             max_tokens=args.max_tokens,
         )
-        print(f"translated {len(sources)} sentences in {time.perf_counter() - started:.1f}s")
+        elapsed = time.perf_counter() - started
+        print(f"translated {len(sources)} sentences on {device} in {elapsed:.1f}s")
     args.out.write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
 
 

@@ -27,6 +27,7 @@ class GRUConfig:
     dropout: float = 0.1
     tie_embeddings: bool = True  # decoder input embedding = output projection
     attention_backend: str = "auto"
+    padding_mask: bool = True  # False: attention also weighs the padded source positions
 
     def check(self) -> None:
         _require(self.emb_dim > 0, "emb_dim", self.emb_dim, "a positive integer")
@@ -56,6 +57,7 @@ class TransformerConfig:
     tie_embeddings: bool = True
     scale: bool = True  # True: scores * 1/sqrt(d_k); False: unscaled
     causal_mask: bool = True  # decoder self-attention mask at training time
+    padding_mask: bool = True  # False: no key padding mask in any attention (the ablation)
     pre_ln: bool = True
     attention_backend: str = "auto"
     max_len: int = 512  # longest sequence the sinusoidal positions cover

@@ -9,7 +9,8 @@ that starts from s_0 and sees nothing else of the source: the fixed-vector bottl
 
 Otherwise the decoder is an input-feeding GRU (Luong 2015, sec. 3.3). At step t
     s_t  = GRU([y_{t-1}; o_{t-1}], s_{t-1})        o_{t-1}: the previous readout
-    c_t  = sum_j softmax_j(score(s_t, h_j)) h_j     padded source positions masked
+    c_t  = sum_j softmax_j(score(s_t, h_j)) h_j     padded source positions masked (unless
+                                                   padding_mask is false: the ablation)
     o_t  = tanh(W_o [s_t; c_t])                    logits_t = E o_t (E tied to the embedding)
 with the score one of
     additive    v^T tanh(W s + U h)   (Bahdanau 2015)
@@ -47,9 +48,9 @@ class CrossAttention(nn.Module):
     score alike.
     """
 
-    def __init__(self, score: str, dim: int, backend: str):
+    def __init__(self, score: str, dim: int, backend: str, padding_mask: bool = True):
         super().__init__()
-        self.score, self.backend = score, backend
+        self.score, self.backend, self.padding_mask = score, backend, padding_mask
         self.scale = dim**-0.5 if score == "scaled_dot" else 1.0
         if score in ("general", "additive"):
             self.key_proj = nn.Linear(dim, dim, bias=False)  # W (general) or U (additive)
@@ -78,7 +79,7 @@ class CrossAttention(nn.Module):
             k,
             values,
             scale=self.scale,
-            key_padding_mask=memory["src_pad"],
+            key_padding_mask=memory["src_pad"] if self.padding_mask else None,
             backend=self.backend,
             need_weights=need_weights,
         )
@@ -116,7 +117,9 @@ class AttentionDecoder(nn.Module):
         self.token_to_gates = nn.Linear(E, 3 * H)  # GRU input weights, token half
         self.feed_to_gates = nn.Linear(E, 3 * H, bias=False)  # GRU input weights, readout half
         self.hidden_to_gates = nn.Linear(H, 3 * H)  # GRU recurrent weights
-        self.attention = CrossAttention(config.attention, H, config.attention_backend)
+        self.attention = CrossAttention(
+            config.attention, H, config.attention_backend, config.padding_mask
+        )
         self.readout = nn.Linear(2 * H, config.emb_dim)
 
     def start(self, encoded: State) -> State:
@@ -203,6 +206,14 @@ class GRUSeq2Seq(nn.Module):
         if not return_attention:
             return logits
         return logits, {} if weights is None else {"cross": weights}
+
+    def compile_decoder_step(self) -> None:
+        """torch.compile the attention decoder's per-step function (dynamic shapes), which fuses
+        the score's element-wise work and its backward. Training on CPU, 1 thread, H128/V2000:
+        +14% target tokens/s at 26-token inputs, +29% at 78; the first call compiles (~20 s, needs
+        a C++ compiler). The fixed-vector decoder has no step loop in training: left as is."""
+        if isinstance(self.decoder, AttentionDecoder):
+            self.decoder._advance = torch.compile(self.decoder._advance, dynamic=True)
 
     def start_decoding(self, src: torch.Tensor) -> State:
         return self.decoder.start(self.encode(src))

@@ -1,7 +1,8 @@
 """Encoder-decoder Transformer (Vaswani 2017), one readable file.
 
 Every attention (encoder self, decoder self, cross) goes through `softlookup.kernels.attention`
-with the PAD positions as key_padding_mask. Config knobs the claims sweep: heads and the per-head
+with the PAD positions as key_padding_mask (none at all with `padding_mask: false`, the
+ablation). Config knobs the claims sweep: heads and the per-head
 width d_k (may differ from d_model / heads), the 1/sqrt(d_k) scaling, the decoder's causal mask at
 training time, pre- or post-LayerNorm.
 
@@ -229,8 +230,12 @@ class Transformer(nn.Module):
         x = self._embed(self.src_embed, src)
         weights = {}
         for i, layer in enumerate(self.encoder):
-            x, weights[f"enc.{i}.self"] = layer(x, src_pad, need_weights)
+            x, weights[f"enc.{i}.self"] = layer(x, self._key_mask(src_pad), need_weights)
         return self.enc_norm(x), src_pad, weights
+
+    def _key_mask(self, pad: torch.Tensor) -> torch.Tensor | None:
+        """The key padding mask the attentions apply: `pad`, or None when padding_mask is off."""
+        return pad if self.config.padding_mask else None
 
     def cross_keys_values(self, memory: torch.Tensor) -> list[KV]:
         """Per decoder layer, the cross-attention keys/values of the memory (computed once)."""
@@ -238,7 +243,7 @@ class Transformer(nn.Module):
 
     def decode(self, tgt_in, memory, src_pad, *, causal, need_weights=False):
         """Teacher-forced: tgt_in (B,T) -> logits (B,T,V), weights {"dec.i.self"/"dec.i.cross"}."""
-        tgt_pad = tgt_in == PAD
+        tgt_pad, src_pad = self._key_mask(tgt_in == PAD), self._key_mask(src_pad)
         x = self._embed(self.tgt_embed, tgt_in)
         weights = {}
         for i, (layer, cross_kv) in enumerate(zip(self.decoder, self.cross_keys_values(memory))):
@@ -277,7 +282,7 @@ class Transformer(nn.Module):
         x = self._embed(self.tgt_embed, tokens[:, None], start=state["length"])  # (N,1,d)
         self_kv = []
         for layer, cross_kv, past in zip(self.decoder, state["cross_kv"], state["self_kv"]):
-            x, kv, _ = layer(x, cross_kv, state["src_pad"], causal=True, past=past)
+            x, kv, _ = layer(x, cross_kv, self._key_mask(state["src_pad"]), causal=True, past=past)
             self_kv.append(kv)
         logits = self.output(self.dec_norm(x[:, 0]))  # (N,V)
         next_state = {**state, "self_kv": self_kv, "length": state["length"] + 1}
