@@ -12,8 +12,7 @@ import torch
 from softlookup.analysis import attention_maps
 from softlookup.data.batching import make_batches
 from softlookup.models import build_model
-from softlookup.models.checkpoint import save_atomic
-from softlookup.train import model_file
+from softlookup.models.checkpoint import model_file, save_atomic
 
 from .corpora import tiny_corpus
 

@@ -37,7 +37,6 @@ from .models.checkpoint import (
     CheckpointError,
     copy_atomic,
     load_checked,
-    model_file,  # noqa: F401  (re-exported for callers not yet importing models.checkpoint)
     model_fingerprint,
     read_run_config,
     save_atomic,

@@ -6,7 +6,7 @@ import shlex
 import sys
 from glob import glob
 
-from softlookup.config import all_variants, load_schema, select, value_name
+from softlookup.config import all_variants, load_schema, select
 
 
 DATA_DIR = "results/data/{corpus}-{src}-{tgt}".format(**config["data"])
@@ -14,11 +14,6 @@ SRC, TGT = config["data"]["src"], config["data"]["tgt"]
 # The interpreter running Snakemake (the project's .venv when called as .venv/bin/snakemake,
 # activated or not): every rule calls `{PYTHON}.<pkg>.<module>`.
 PYTHON = f"{shlex.quote(sys.executable)} -m softlookup"
-
-
-def sweep_value_name(value):
-    """A sweep value as it appears in a run name: true/false, null, 64, 0.5."""
-    return value_name(value)
 
 
 # {variant name: Variant(name, base_model, sweep {key: value}, model config)}: the base models and
@@ -43,21 +38,6 @@ def run_config(variant, seed):
         "sweep": dict(found.sweep), "seed": int(seed), "src": SRC, "tgt": TGT,
         "model": dict(sorted(model.items())), "train": dict(sorted(train.items())),
     }
-
-
-def run_table():
-    """Run id -> what the scores table says about the run's settings."""
-    table = {}
-    for variant, found in VARIANTS.items():
-        for seed in config["seeds"]:
-            table[f"{variant}-s{seed}"] = {
-                "model": found.base_model, "variant": variant, "arch": found.model["arch"],
-                "attention": found.model.get("attention", "dot"),
-                "sweep": ",".join(found.sweep),
-                "sweep_value": ",".join(value_name(v) for v in found.sweep.values()),
-                "seed": seed,
-            }
-    return table
 
 
 # What a job asks of the machine: config["resources"] (config.yaml: CPU; paper.yaml: GPU cluster).

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..evaluate.compare import COLUMNS as COMPARISON_COLUMNS
+from ..evaluate.score import ALL, bucket_order
 from ..evaluate.score import COLUMNS as SCORES_COLUMNS
 from .spec import Check, ClaimsFileError, ComparisonCheck, NumericCheck, RunCheck, TrainingCheck
 
@@ -257,16 +258,9 @@ def _aggregate(check: NumericCheck, rows: pd.DataFrame, series: pd.Series) -> fl
 # --- paired comparisons ---------------------------------------------------------------------------
 
 
-def bucket_start(label: str) -> float:
-    """'11-15' -> 11, '>60' -> 61: where a source-length bucket begins."""
-    text = label.lstrip(">")
-    start = float(text.split("-")[0])
-    return start + 1 if label.startswith(">") else start
-
-
 def _buckets(rows: pd.DataFrame) -> list[str]:
     """The length buckets present (not 'all'), shortest first."""
-    return sorted((b for b in rows.bucket.unique() if b not in ("", "all")), key=bucket_start)
+    return [b for b in bucket_order(rows.bucket.unique()) if b not in ("", ALL)]
 
 
 def _family(pattern: str) -> re.Pattern | None:

@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..evaluate.score import bucket_start
 from . import latex
 from .figures import cost as cost_figures
 from .figures import scores as score_figures
@@ -49,7 +50,7 @@ def length_drops(paper: Paper) -> tuple[str, str, str, dict] | None:
     longest_set = max(
         data["test_set"].unique(),
         key=lambda t: max(
-            score_figures.bucket_lower(b) for b in data[data["test_set"] == t]["bucket"]
+            bucket_start(b) for b in data[data["test_set"] == t]["bucket"]
         ),
     )
     rows = data[data["test_set"] == longest_set]
@@ -76,7 +77,7 @@ def length_section(paper: Paper) -> str:
     longest_set = max(
         data["test_set"].unique(),
         key=lambda t: max(
-            score_figures.bucket_lower(b) for b in data[data["test_set"] == t]["bucket"]
+            bucket_start(b) for b in data[data["test_set"] == t]["bucket"]
         ),
     )
     rows = data[data["test_set"] == longest_set]
@@ -119,7 +120,7 @@ def length_section(paper: Paper) -> str:
             "The comparison between a fixed-vector model and a model with attention is"
             " pending: this configuration does not score both kinds. "
         )
-    if score_figures.bucket_lower(last) < 60:
+    if bucket_start(last) < 60:
         body.append(
             f"The longest inputs scored here fall in the bucket {escape(last)}, short of the"
             " sixty-word inputs of Bahdanau et al.'s length figure; joining more consecutive"

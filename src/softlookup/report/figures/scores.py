@@ -10,11 +10,11 @@ python -m softlookup.report.figures.scores --results results --figure bleu_by_le
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
 import pandas as pd
 
+from ...evaluate import score
 from .. import study as load_study
 from ..study import Study, metric_rows, pooled, run_facts, value_text
 from . import style
@@ -29,16 +29,9 @@ SWEEP_LABELS = {
 }
 
 
-def bucket_lower(label: str) -> float:
-    """'1-10' -> 1, '>60' -> 61; 'all' and unknown labels sort last."""
-    match = re.match(r"(>)?(\d+)", str(label))
-    if not match:
-        return float("inf")
-    return int(match[2]) + (1 if match[1] else 0)
-
-
 def bucket_order(labels) -> list[str]:
-    return sorted({str(label) for label in labels if str(label) != "all"}, key=bucket_lower)
+    """Length buckets shortest first, without "all" (the figures' x axis)."""
+    return [label for label in score.bucket_order(str(b) for b in labels) if label != score.ALL]
 
 
 def length_data(study: Study) -> pd.DataFrame:
