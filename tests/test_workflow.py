@@ -140,3 +140,49 @@ def test_the_paper_reads_whole(finished_run):
     from .test_paper import assert_paper_is_complete
 
     assert_paper_is_complete(finished_run)
+
+
+@pytest.mark.workflow
+def test_a_rerun_compared_with_its_own_reference(finished_run):
+    """`make compare` on the tiny run: against a copy of its own outputs everything is the same;
+    a BLEU moved beyond its interval is flagged, a flipped verdict fails the comparison."""
+    results = finished_run / "results"
+    reference = results / "reference" / "test"
+    reference.mkdir(parents=True)
+    for table in ("tables/scores.csv", "tables/comparisons.csv", "claims/claims.csv"):
+        shutil.copy(results / table, reference / Path(table).name)
+
+    def compare() -> tuple[pd.DataFrame, int]:
+        result = snakemake(
+            finished_run, "results/compare/compare.md", "--configfile", "config/test.yaml"
+        )
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        table = results / "compare" / "compare.csv"
+        check = subprocess.run(
+            [sys.executable, "-m", "softlookup.reference.compare", "--check", str(table)],
+            check=False,
+            capture_output=True,
+            text=True,
+        )
+        return pd.read_csv(table), check.returncode
+
+    try:
+        table, status = compare()
+        assert set(table.status) == {"same"} and status == 0
+
+        scores = pd.read_csv(reference / "scores.csv")
+        moved = scores.index[(scores.metric == "bleu") & (scores.bucket == "all")][0]
+        shift = scores.loc[moved, "ci_high"] - scores.loc[moved, "ci_low"] + 5
+        scores.loc[moved, ["value", "ci_low", "ci_high"]] += shift  # rerun outside its interval
+        scores.to_csv(reference / "scores.csv", index=False)
+        claims = pd.read_csv(reference / "claims.csv")
+        claims.loc[0, "verdict"] = "pending" if claims.loc[0, "verdict"] != "pending" else "partly"
+        claims.to_csv(reference / "claims.csv", index=False)
+
+        table, status = compare()
+        assert status == 1
+        assert table.query("section == 'bleu'").status.value_counts().get("moved") == 1
+        flipped = table.query("section == 'verdict' and status == 'changed'")
+        assert flipped.item.tolist() == [claims.loc[0, "id"]]
+    finally:
+        shutil.rmtree(results / "reference")

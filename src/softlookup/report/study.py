@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..evaluate.score import SETTING_COLUMNS
+
 OLD_SCORE_NAMES = {"run_id": "run", "model": "base_model"}  # the scores table of before contract 4
 RUN_SEED = re.compile(r"-s(\d+)$")
 
@@ -212,17 +214,8 @@ def find_manifest(results: Path) -> dict:
     return {}
 
 
-SETTINGS = [
-    "arch",
-    "attention",
-    "d_model",
-    "heads",
-    "d_k",
-    "scale",
-    "causal_mask",
-    "padding_mask",
-    "max_train_words",
-]
+# the model and training settings a run differs by (the scores table's own columns)
+SETTINGS = SETTING_COLUMNS[SETTING_COLUMNS.index("arch") : SETTING_COLUMNS.index("epochs")]
 
 
 def model_settings(run: Run) -> dict:
