@@ -1,11 +1,29 @@
 import gzip
+import io
 import shutil
+import stat
+import tarfile
+import urllib.error
+from pathlib import Path
 
+import numpy as np
 import pytest
+import yaml
 
 from softlookup.data import sources
 from softlookup.data.batching import length_batches, make_batches
-from softlookup.data.prepare import concatenate_consecutive, normalise, prepare, read_pairs
+from softlookup.data.prepare import (
+    assign_days,
+    concatenate_consecutive,
+    group_sizes,
+    join_groups,
+    join_to_lengths,
+    key_values,
+    normalise,
+    prepare,
+    prepare_days,
+    read_pairs,
+)
 
 from .corpora import mirror
 
@@ -30,7 +48,8 @@ def test_prepare_writes_splits_long_test_set_and_manifest(tmp_path):
     )
     splits = manifest["splits"]
     assert splits["train"]["pairs"] == 50 and splits["train"]["corpus_pairs"] == 29000
-    assert splits["test_2016_flickr.concat3"]["pairs"] == 333
+    assert splits["test_2016_flickr.concat3"]["examples"] == 333
+    assert splits["test_2016_flickr.concat3"]["pairs"] == 999
     assert splits["test_2016_flickr"]["source_words"]["max"] == 30
     concat = (tmp_path / "test_2016_flickr.concat3.de").read_text().splitlines()
     single = (tmp_path / "test_2016_flickr.de").read_text().splitlines()
@@ -38,6 +57,120 @@ def test_prepare_writes_splits_long_test_set_and_manifest(tmp_path):
     assert (
         manifest["inputs"]["train.de.gz"] == sources.registry()["multi30k"]["files"]["train.de.gz"]
     )
+
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+EDGES = DEFAULT["evaluate"]["bucket_edges"]
+
+
+def test_joined_training_keeps_every_pair_once_and_reaches_80_words(tmp_path):
+    manifest = prepare(
+        mirror() / "multi30k",
+        tmp_path,
+        src="de",
+        tgt="en",
+        splits={"train": "train", "valid": "val"},
+        max_train_pairs=None,
+        join={"k": [1, 2, 3, 4, 5, 6], "weights": None, "seed": 0},
+        bucket_edges=EDGES,
+    )
+    raw = mirror() / "multi30k"
+    pairs, _ = read_pairs(raw / "train.de.gz", raw / "train.en.gz")
+    joined = (tmp_path / "train.de").read_text().splitlines()
+    # the same words in the same order: an epoch holds exactly the tokens it held before
+    assert " ".join(joined) == " ".join(s for s, _ in pairs)
+    train = manifest["splits"]["train"]
+    assert train["pairs"] == 29000 and train["examples"] == len(joined)
+    assert sum(int(k) * n for k, n in train["groups"].items()) == 29000
+    # every k carries about a sixth of the pairs (weights 1/k)
+    shares = [int(k) * n / 29000 for k, n in train["groups"].items()]
+    assert max(shares) < 0.2 and min(shares) > 0.13
+    words = np.array([len(line.split()) for line in joined])
+    assert np.percentile(words, 99) > 70 and (words > 60).sum() > 500
+    assert sum(train["buckets"].values()) == len(joined) and min(train["buckets"].values()) > 500
+    assert manifest["splits"]["valid"]["pairs"] == 1014
+
+
+def test_the_default_join_keeps_long_inputs_in_distribution(tmp_path):
+    join = DEFAULT["data"]["join"]
+    manifest = prepare(
+        mirror() / "multi30k",
+        tmp_path,
+        src="de",
+        tgt="en",
+        splits={"train": "train", "valid": "val"},
+        join=join,
+        bucket_edges=EDGES,
+    )
+    train = manifest["splits"]["train"]
+    assert train["pairs"] == 29000 and manifest["join"]["weights"] == join["weights"]
+    words = np.array(
+        [len(line.split()) for line in (tmp_path / "train.de").read_text().split("\n") if line]
+    )
+    # hundreds of training inputs in every bucket out to >60 words, and some up to ~80
+    assert min(train["buckets"].values()) >= 300, train["buckets"]
+    assert (words > 70).sum() >= 100
+
+
+def test_long_test_set_fills_every_bucket_with_50_real_sentences(tmp_path):
+    """The default config's joined test set: >= 50 inputs in every bucket out to >60 words."""
+    manifest = prepare(
+        mirror() / "multi30k",
+        tmp_path,
+        src="de",
+        tgt="en",
+        splits={"train": "train", "valid": "val", "test_2016_flickr": "test_2016_flickr"},
+        max_train_pairs=10,
+        joined_tests=DEFAULT["data"]["joined_tests"],
+        bucket_edges=EDGES,
+    )
+    assert "test_long" in DEFAULT["evaluate"]["test_sets"]
+    long = manifest["splits"]["test_long"]
+    assert list(long["buckets"]) == ["1-10", "11-15", "16-20", "21-30", "31-45", "46-60", ">60"]
+    assert min(long["buckets"].values()) >= 50, long["buckets"]
+    assert long["pairs"] == 2000
+    assert long["joined_from"] == ["test_2016_flickr", "test_2017_flickr"]
+    assert long["source_words"]["max"] <= 100
+    # the single-sentence test set stops at 30 words: why the joined one exists
+    assert manifest["splits"]["test_2016_flickr"]["buckets"]["31-45"] == 0
+    # sources and targets stay aligned: each line joins the same consecutive pairs on both sides
+    raw = mirror() / "multi30k"
+    first, _ = read_pairs(raw / "test_2016_flickr.de.gz", raw / "test_2016_flickr.en.gz")
+    src = (tmp_path / "test_long.de").read_text().splitlines()
+    tgt = (tmp_path / "test_long.en").read_text().splitlines()
+    assert len(src) == len(tgt) == long["examples"] == 634
+    assert src[1].startswith(first[1][0]) and tgt[1].startswith(first[1][1])
+
+
+def test_group_sizes_cover_the_pairs_exactly_and_follow_the_weights():
+    sizes = group_sizes(10001, [1, 2, 3], None, seed=3)
+    assert sum(sizes) == 10001 and set(sizes) <= {1, 2, 3}
+    pairs_per_k = [k * sizes.count(k) for k in (1, 2, 3)]
+    assert max(pairs_per_k) / min(pairs_per_k) < 1.2  # 1/k weights: equal pairs per k
+    assert group_sizes(50, [4], [1.0], seed=0) == [4] * 12 + [2]
+    assert group_sizes(100, [1, 2], [0.5, 0.5], seed=7) == group_sizes(100, [1, 2], [1, 1], seed=7)
+    with pytest.raises(ValueError, match="weights"):
+        group_sizes(10, [1, 2], [1.0], seed=0)
+    with pytest.raises(ValueError, match="positive"):
+        group_sizes(10, [0, 2], None, seed=0)
+
+
+def test_join_groups_and_join_to_lengths_use_consecutive_pairs_once():
+    pairs = [(" ".join(["w"] * n), f"t{i}") for i, n in enumerate([3, 4, 5, 2, 8, 1, 6, 7, 2, 9])]
+    assert join_groups(pairs[:3], [2, 1]) == [("w w w w w w w", "t0 t1"), ("w w w w w", "t2")]
+    joined = join_to_lengths(pairs, [0, 5, 10])
+    # round-robin targets: more than 0 words (one pair), more than 5, more than 10, again...
+    assert [len(s.split()) for s, _ in joined] == [3, 9, 11, 6, 7, 11]
+    assert " ".join(t for _, t in joined) == " ".join(f"t{i}" for i in range(10))
+    # pairs left over that cannot reach their target are dropped, not stretched into a bucket
+    assert join_to_lengths(pairs[:2], [0, 10]) == [pairs[0]]
+
+
+def test_key_values_parse_splits():
+    assert key_values(["train=train", "test_x=a+b"]) == {"train": "train", "test_x": "a+b"}
+    with pytest.raises(Exception, match="NAME=VALUE"):
+        key_values(["train"])
 
 
 def test_normalise_composes_unicode_and_collapses_spaces():
@@ -72,6 +205,106 @@ def test_missing_mirror_file_and_unknown_names_fail_clearly(tmp_path):
         sources.fetch("multi30k", "train.de.gz", tmp_path / "x", tmp_path)
     with pytest.raises(KeyError, match="no file 'nope.gz'"):
         sources.fetch("multi30k", "nope.gz", tmp_path / "x", mirror())
+
+
+def test_failed_copy_leaves_no_temp_file(tmp_path, monkeypatch):
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(sources.shutil, "copyfileobj", disk_full)
+    dest = tmp_path / "out" / "val.en.gz"
+    with pytest.raises(OSError, match="No space"):
+        sources.fetch("multi30k", "val.en.gz", dest, mirror())
+    assert list(dest.parent.iterdir()) == []
+
+
+def test_download_without_network_names_the_mirror_variable(tmp_path, monkeypatch):
+    def offline(*args, **kwargs):
+        raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
+
+    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
+    monkeypatch.setattr(sources.urllib.request, "urlopen", offline)
+    dest = tmp_path / "out" / "val.en.gz"
+    with pytest.raises(ConnectionError, match="SOFTLOOKUP_MIRROR.*multi30k/val.en.gz"):
+        sources.fetch("multi30k", "val.en.gz", dest, None)
+    assert list(dest.parent.iterdir()) == []
+    with pytest.raises(FileNotFoundError, match="SOFTLOOKUP_MIRROR"):
+        sources.fetch("europarl-it-en", "it-en-1996-2001.tar.gz", dest, None)
+
+
+def test_fetched_file_is_readable_by_everyone(tmp_path):
+    dest = sources.fetch("multi30k", "val.de.gz", tmp_path / "val.de.gz", mirror())
+    assert stat.S_IMODE(dest.stat().st_mode) == 0o644
+
+
+def test_europarl_registry_entry_matches_the_mirror():
+    expected = (mirror() / "europarl-it-en" / "SHA256SUMS").read_text().split()[0]
+    assert sources.registry()["europarl-it-en"]["files"]["it-en-1996-2001.tar.gz"] == expected
+
+
+EUROPARL_DAYS = ["ep-96-04-15", "ep-99-03-12", "ep-01-11-28", "ep-01-12-10", "ep-01-12-12"]
+
+
+@pytest.fixture(scope="module")
+def few_europarl_days(tmp_path_factory):
+    """The real archive cut down to five sitting days (both languages), as a small tar.gz."""
+    out = tmp_path_factory.mktemp("europarl") / "few-days.tar.gz"
+    wanted = {f"{day}.al" for day in EUROPARL_DAYS}
+    with (
+        tarfile.open(mirror() / "europarl-it-en" / "it-en-1996-2001.tar.gz") as full,
+        tarfile.open(out, "w:gz") as small,
+    ):
+        for member in full:
+            if member.isfile() and member.name.rsplit("/", 1)[-1] in wanted:
+                small.addfile(member, io.BytesIO(full.extractfile(member).read()))
+    return out
+
+
+def test_europarl_preparation_holds_out_whole_days(few_europarl_days, tmp_path):
+    manifest = prepare_days(
+        few_europarl_days,
+        tmp_path,
+        src="it",
+        tgt="en",
+        splits={"train": "rest", "valid": "ep-01-11-2*", "test_europarl": "ep-01-12-*"},
+        bucket_edges=[0, 10, 20, 30, 45, 60, 80],
+    )
+    splits = manifest["splits"]
+    assert (splits["train"]["days"], splits["valid"]["days"], splits["test_europarl"]["days"]) == (
+        2,
+        1,
+        2,
+    )
+    # chronological order: 1996 before 1999, whatever the two-digit year says
+    assert (splits["train"]["first_day"], splits["train"]["last_day"]) == (
+        "ep-96-04-15",
+        "ep-99-03-12",
+    )
+    train = set((tmp_path / "train.it").read_text().splitlines())
+    test = (tmp_path / "test_europarl.it").read_text().splitlines()
+    assert len(test) == splits["test_europarl"]["pairs"] > 1000
+    # different sittings: only procedural formulas ("( La seduta termina ... )") recur
+    assert len(train & set(test)) < 0.02 * len(test)
+    text = (tmp_path / "test_europarl.it").read_text(encoding="utf-8")
+    assert "è" in text and "\ufffd" not in text  # Latin-1 decoded, not mangled
+    # natural long sentences: the length axis past 60 words
+    assert (
+        splits["test_europarl"]["buckets"][">80"] + splits["test_europarl"]["buckets"]["61-80"] > 50
+    )
+    en = (tmp_path / "test_europarl.en").read_text().splitlines()
+    assert len(en) == len(test) and all(en)
+
+
+def test_day_splits_must_not_overlap_or_match_nothing():
+    days = ["ep-00-01-01", "ep-00-01-02", "ep-00-02-01"]
+    assert assign_days(days, {"train": "rest", "test": "ep-00-02-*"}) == {
+        "train": ["ep-00-01-01", "ep-00-01-02"],
+        "test": ["ep-00-02-01"],
+    }
+    with pytest.raises(ValueError, match="both"):
+        assign_days(days, {"valid": "ep-00-01-*", "test": "ep-00-01-02"})
+    with pytest.raises(ValueError, match="matches no day"):
+        assign_days(days, {"train": "rest", "test": "ep-09-*"})
 
 
 def test_environment_variable_overrides_configured_mirror(monkeypatch, tmp_path):

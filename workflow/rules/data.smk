@@ -1,4 +1,50 @@
 # Corpus files (mirror or upstream, sha256-checked) -> normalised splits + manifest -> BPE model.
+# Every config value reaches the shell quoted (`:q`, lists element by element); the splits
+# mapping travels as NAME=STEM items, never as JSON in a shell string.
+
+
+def prepare_options():
+    """Options of `softlookup.data.prepare` for config["data"] (a list: each item quoted)."""
+    data = config["data"]
+    options = ["--splits", *[f"{split}={stem}" for split, stem in data["splits"].items()]]
+    if data.get("max_train_pairs"):
+        options += ["--max-train-pairs", str(data["max_train_pairs"])]
+    if data.get("concat"):
+        options += ["--concat", *map(str, data["concat"])]
+    join = data.get("join")
+    if join:
+        options += ["--join-k", *map(str, join["k"]), "--join-seed", str(join.get("seed", 0))]
+        if join.get("weights"):
+            options += ["--join-weights", *map(str, join["weights"])]
+    joined = data.get("joined_tests") or {}
+    if joined:
+        options += ["--joined-test",
+                    *[f"{name}={'+'.join(stems)}" for name, stems in joined.items()]]
+    return options + ["--bucket-edges", *map(str, config["evaluate"]["bucket_edges"])]
+
+
+def corpus_stems():
+    """Corpus file stems the main data set reads: its splits and the joined test sets' sources."""
+    data = config["data"]
+    stems = list(data["splits"].values())
+    for sources in (data.get("joined_tests") or {}).values():
+        stems += [stem for stem in sources if stem not in stems]
+    return stems
+
+
+def prepared_split_names():
+    """Every split the prepare rule writes (its outputs)."""
+    data = config["data"]
+    names = list(data["splits"])
+    names += [f"{s}.concat{k}" for s in data["splits"] if s.startswith("test")
+              for k in data.get("concat") or []]
+    return names + list(data.get("joined_tests") or {})
+
+
+# Extra corpora of sitting days (config/paper.yaml: Europarl it-en, the length axis), each
+# prepared with whole days held out into results/data/<name>/ with its own BPE model.
+EXTRA_DATA = config["data"].get("extra") or {}
+EXTRA_DATA_OUTPUTS = [f"results/data/{name}/spm.model" for name in EXTRA_DATA]
 
 
 rule fetch_corpus_file:
@@ -6,11 +52,13 @@ rule fetch_corpus_file:
         "resources/corpora/{corpus}/{file}",
     log:
         "results/logs/fetch/{corpus}/{file}.log",
+    benchmark:
+        "results/benchmarks/fetch_corpus_file/{corpus}.{file}.tsv"
     params:
-        mirror=f"--mirror {config['mirror']}" if config.get("mirror") else "",
+        mirror=["--mirror", config["mirror"]] if config.get("mirror") else [],
     shell:
-        "{PYTHON}.data.sources --corpus {wildcards.corpus} --file {wildcards.file}"
-        " --out {output} {params.mirror} > {log} 2>&1"
+        "{PYTHON}.data.sources --corpus {wildcards.corpus:q} --file {wildcards.file:q}"
+        " --out {output:q} {params.mirror:q} > {log:q} 2>&1"
 
 
 rule prepare_corpus:
@@ -18,7 +66,7 @@ rule prepare_corpus:
         expand(
             "resources/corpora/{corpus}/{stem}.{lang}.gz",
             corpus=config["data"]["corpus"],
-            stem=config["data"]["splits"].values(),
+            stem=corpus_stems(),
             lang=[SRC, TGT],
         ),
     output:
@@ -29,24 +77,21 @@ rule prepare_corpus:
         ),
         splits=expand(
             f"{DATA_DIR}/{{split}}.{{lang}}",
-            split=list(config["data"]["splits"]) + TEST_SETS,
+            split=prepared_split_names(),
             lang=[SRC, TGT],
         ),
     log:
         "results/logs/data/prepare.log",
+    benchmark:
+        "results/benchmarks/prepare_corpus/all.tsv"
     params:
         raw=f"resources/corpora/{config['data']['corpus']}",
-        splits=json.dumps(config["data"]["splits"], sort_keys=True),
-        max_pairs=(
-            f"--max-train-pairs {config['data']['max_train_pairs']}"
-            if config["data"].get("max_train_pairs")
-            else ""
-        ),
-        concat=" ".join(str(k) for k in config["data"].get("concat", [])),
+        out_dir=DATA_DIR,
+        languages=["--src", SRC, "--tgt", TGT],
+        options=prepare_options(),
     shell:
-        "{PYTHON}.data.prepare --raw-dir {params.raw} --out-dir " + DATA_DIR +
-        " --src {SRC} --tgt {TGT} --splits '{params.splits}' {params.max_pairs}"
-        " --concat {params.concat} > {log} 2>&1"
+        "{PYTHON}.data.prepare --raw-dir {params.raw:q} --out-dir {params.out_dir:q}"
+        " {params.languages:q} {params.options:q} > {log:q} 2>&1"
 
 
 rule train_bpe:
@@ -57,9 +102,65 @@ rule train_bpe:
         f"{DATA_DIR}/spm.model",
     log:
         "results/logs/data/bpe.log",
+    benchmark:
+        "results/benchmarks/train_bpe/all.tsv"
     params:
         prefix=f"{DATA_DIR}/spm",
         vocab_size=config["data"]["bpe_vocab_size"],
     shell:
-        "{PYTHON}.data.bpe --inputs {input} --model-prefix {params.prefix}"
-        " --vocab-size {params.vocab_size} > {log} 2>&1"
+        "{PYTHON}.data.bpe --inputs {input:q} --model-prefix {params.prefix:q}"
+        " --vocab-size {params.vocab_size:q} > {log:q} 2>&1"
+
+
+def extra_options(extra):
+    """Options of `softlookup.data.prepare --archive` for one entry of data.extra."""
+    options = ["--src", extra["src"], "--tgt", extra["tgt"], "--splits",
+               *[f"{split}={days}" for split, days in extra["splits"].items()]]
+    if extra.get("max_train_pairs"):
+        options += ["--max-train-pairs", str(extra["max_train_pairs"])]
+    return options + ["--bucket-edges", *map(str, config["evaluate"]["bucket_edges"])]
+
+
+for _name, _extra in EXTRA_DATA.items():
+
+    rule:
+        name:
+            f"prepare_{_name}"
+        input:
+            f"resources/corpora/{_extra['corpus']}/{_extra['archive']}",
+        output:
+            manifest=f"results/data/{_name}/manifest.json",
+            splits=expand(
+                f"results/data/{_name}/{{split}}.{{lang}}",
+                split=_extra["splits"],
+                lang=[_extra["src"], _extra["tgt"]],
+            ),
+        log:
+            f"results/logs/data/prepare_{_name}.log",
+        benchmark:
+            f"results/benchmarks/prepare_{_name}/all.tsv"
+        params:
+            out_dir=f"results/data/{_name}",
+            options=extra_options(_extra),
+        shell:
+            "{PYTHON}.data.prepare --archive {input:q} --out-dir {params.out_dir:q}"
+            " {params.options:q} > {log:q} 2>&1"
+
+    rule:
+        name:
+            f"train_bpe_{_name}"
+        input:
+            f"results/data/{_name}/train.{_extra['src']}",
+            f"results/data/{_name}/train.{_extra['tgt']}",
+        output:
+            f"results/data/{_name}/spm.model",
+        log:
+            f"results/logs/data/bpe_{_name}.log",
+        benchmark:
+            f"results/benchmarks/train_bpe_{_name}/all.tsv"
+        params:
+            prefix=f"results/data/{_name}/spm",
+            vocab_size=_extra["bpe_vocab_size"],
+        shell:
+            "{PYTHON}.data.bpe --inputs {input:q} --model-prefix {params.prefix:q}"
+            " --vocab-size {params.vocab_size:q} > {log:q} 2>&1"

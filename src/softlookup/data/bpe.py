@@ -24,6 +24,10 @@ def train_bpe(inputs: list[Path], model_prefix: Path, vocab_size: int) -> Path:
         bos_id=BOS,
         eos_id=EOS,
         num_threads=1,
+        # a sample of at most 2M lines (Europarl has 1.4M per side): the same model for small
+        # corpora, bounded time and memory for large ones
+        input_sentence_size=2_000_000,
+        shuffle_input_sentence=True,
         hard_vocab_limit=False,
         minloglevel=2,
     )

@@ -7,6 +7,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import urllib.error
 import urllib.request
 from importlib import resources
 from pathlib import Path
@@ -47,28 +48,54 @@ def fetch(corpus: str, name: str, dest: Path, mirror: Path | None = None) -> Pat
     files = known[corpus]["files"]
     if name not in files:
         raise KeyError(f"corpus {corpus!r} has no file {name!r}; known: {sorted(files)}")
-    source = str(mirror / corpus / name) if mirror else known[corpus]["url"].format(file=name)
+    url = known[corpus].get("url")
+    if not mirror and not url:
+        raise FileNotFoundError(
+            f"corpus {corpus!r} has no public URL for {name}: set ${MIRROR_ENV} (or the config's "
+            f"`mirror`) to a directory holding {corpus}/{name}"
+        )
+    source = str(mirror / corpus / name) if mirror else url.format(file=name)
     if mirror and not Path(source).is_file():
         raise FileNotFoundError(f"mirror {mirror} has no {corpus}/{name} (looked for {source})")
 
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=dest.parent, prefix=f".{dest.name}.", delete=False) as tmp:
-        partial = Path(tmp.name)
-        if mirror:
-            with open(source, "rb") as stream:
-                shutil.copyfileobj(stream, tmp)
-        else:
-            with urllib.request.urlopen(source, timeout=60) as response:
-                shutil.copyfileobj(response, tmp)
-    got, expected = sha256_of(partial), files[name]
-    if got != expected:
-        partial.unlink()
-        raise ChecksumError(
-            f"sha256 mismatch for {corpus}/{name} from {source}: expected {expected}, got {got}"
-        )
-    partial.replace(dest)
+    partial = None
+    try:
+        with tempfile.NamedTemporaryFile(
+            dir=dest.parent, prefix=f".{dest.name}.", delete=False
+        ) as tmp:
+            partial = Path(tmp.name)
+            if mirror:
+                with open(source, "rb") as stream:
+                    shutil.copyfileobj(stream, tmp)
+            else:
+                download(source, tmp, corpus, name)
+        got, expected = sha256_of(partial), files[name]
+        if got != expected:
+            raise ChecksumError(
+                f"sha256 mismatch for {corpus}/{name} from {source}: expected {expected}, got {got}"
+            )
+        partial.chmod(0o644)  # NamedTemporaryFile made it 0600; a corpus file is ordinary data
+        partial.replace(dest)
+    except BaseException:
+        if partial is not None:
+            partial.unlink(missing_ok=True)
+        raise
     return dest
+
+
+def download(url: str, stream, corpus: str, name: str) -> None:
+    """Copy `url` into `stream`; a network failure says how to use a local mirror instead."""
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            shutil.copyfileobj(response, stream)
+    except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
+        raise ConnectionError(
+            f"cannot download {corpus}/{name} from {url}: {error}. Without network, point "
+            f"${MIRROR_ENV} (or the config's `mirror`) at a local copy laid out as "
+            f"<mirror>/{corpus}/{name}, e.g. export {MIRROR_ENV}=/path/to/corpora"
+        ) from error
 
 
 def main() -> None:
