@@ -41,20 +41,23 @@ def split_by_attention(paper: Paper, models) -> tuple[set, set]:
     return fixed, set(models) - fixed
 
 
+def longest_test_set(data: pd.DataFrame) -> tuple[str, pd.DataFrame, list[str]]:
+    """The test set whose buckets reach the longest inputs, its rows, and its buckets in order."""
+    longest_set = max(
+        data["test_set"].unique(),
+        key=lambda t: max(bucket_start(b) for b in data[data["test_set"] == t]["bucket"]),
+    )
+    rows = data[data["test_set"] == longest_set]
+    return longest_set, rows, score_figures.bucket_order(rows["bucket"])
+
+
 def length_drops(paper: Paper) -> tuple[str, str, str, dict] | None:
     """(test set, first bucket, last bucket, {model: BLEU lost}) on the test set with the
     longest inputs; None without per-bucket BLEU."""
     data = score_figures.length_data(paper.study)
     if data.empty:
         return None
-    longest_set = max(
-        data["test_set"].unique(),
-        key=lambda t: max(
-            bucket_start(b) for b in data[data["test_set"] == t]["bucket"]
-        ),
-    )
-    rows = data[data["test_set"] == longest_set]
-    order = score_figures.bucket_order(rows["bucket"])
+    longest_set, rows, order = longest_test_set(data)
     drops = {}
     for model, model_rows in rows.groupby("base_model"):
         by_bucket = model_rows.set_index("bucket")
@@ -74,14 +77,7 @@ def length_section(paper: Paper) -> str:
             " shown. "
         )
         return section(GROUPS[0][1], "length", body + [paper.verdict_sentence("D1")])
-    longest_set = max(
-        data["test_set"].unique(),
-        key=lambda t: max(
-            bucket_start(b) for b in data[data["test_set"] == t]["bucket"]
-        ),
-    )
-    rows = data[data["test_set"] == longest_set]
-    order = score_figures.bucket_order(rows["bucket"])
+    longest_set, rows, order = longest_test_set(data)
     first, last = order[0], order[-1]
     drops = {}
     sentences = []
@@ -124,7 +120,7 @@ def length_section(paper: Paper) -> str:
         body.append(
             f"The longest inputs scored here fall in the bucket {escape(last)}, short of the"
             " sixty-word inputs of Bahdanau et al.'s length figure; joining more consecutive"
-            " test pairs (config \\texttt{data.concat}) would reach them. "
+            " test pairs (config \\texttt{data.joined\\_tests}) would reach them. "
         )
     body.append(paper.verdict_sentence("D1"))
     body.append(
