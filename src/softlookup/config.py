@@ -23,6 +23,8 @@ import jsonschema
 import yaml
 
 _UNSET = object()
+# the project's config schema (this package is installed from the checkout, `pip install -e`)
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 
 
 class ConfigError(ValueError):
@@ -108,15 +110,16 @@ def all_variants(config: dict, schema: dict | None = None) -> dict[str, Variant]
     """{name: Variant} of every base model and sweep point, `run_only` not applied.
 
     With `schema`, each merged sweep point is checked against the schema's model definition and
-    by the model code, so a bad sweep key or value stops the workflow before any job; a swept key
-    of the schema's `train` block (max_source_words, say) lands in the point's `train:` settings.
+    by the model code, so a bad sweep key or value stops the workflow before any job. A swept key
+    of the schema's `train` block (max_source_words, say) lands in the point's `train:` settings
+    (without `schema`, the project's schema says which keys those are).
     """
     bases = _base_models(config)
     found = {name: Variant(name, name, {}, cfg) for name, cfg in bases.items()}
-    model_schema, train_keys = None, set()
+    model_schema = None
     if schema is not None:
         model_schema = {"$defs": schema["$defs"], "$ref": "#/$defs/model"}
-        train_keys = set(schema["$defs"]["train"]["properties"])
+    train_keys = set((schema or load_schema(SCHEMA_PATH))["$defs"]["train"]["properties"])
     parsed = {}
     if schema is not None:  # every base model as the model code sees it, sweeps or not
         for model, settings in bases.items():

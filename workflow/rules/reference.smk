@@ -6,7 +6,9 @@ import os
 from pathlib import Path
 
 REPO_DIR = os.path.dirname(os.path.abspath(workflow.main_snakefile))
-REFERENCE_NAME = Path(workflow.configfiles[-1]).stem if workflow.configfiles else "config"
+# the config files given on the command line (workflow.configfiles also lists the Snakefile's own)
+COMMAND_LINE_CONFIGFILES = list(workflow.overwrite_configfiles or [])
+REFERENCE_NAME = Path(COMMAND_LINE_CONFIGFILES[-1]).stem if COMMAND_LINE_CONFIGFILES else "config"
 REFERENCES = os.path.join(REPO_DIR, "results", "reference")
 REFERENCE_DIR = os.path.join(REFERENCES, REFERENCE_NAME)
 OTHER_BUILDS = sorted(

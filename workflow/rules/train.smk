@@ -7,22 +7,10 @@
 # checkpoint and best.pt: the same weights, no training; delete checkpoint.pt to retrain.
 from pathlib import Path
 
-import yaml
-
-# keys of the `train:` block; a sweep over one of them (max_source_words, say) lands in the run's
-# train settings, not its model
-TRAIN_KEYS = set(
-    yaml.safe_load(Path(workflow.source_path("../schemas/config.schema.yaml")).read_text())[
-        "$defs"]["train"]["properties"]
-)  # fmt: skip
-
 
 def run_settings(wildcards):
     """results/runs/<run>/config.json's content (contract item 3)."""
-    settings = run_config(wildcards.variant, wildcards.seed)
-    for key in [key for key in settings["model"] if key in TRAIN_KEYS]:
-        settings["train"][key] = settings["model"].pop(key)
-    return settings
+    return run_config(wildcards.variant, wildcards.seed)
 
 
 def write_run_config(settings, path, log):

@@ -47,26 +47,16 @@ DRY_MODEL = {"emb_dim": 16, "hidden_dim": 16, "d_model": 64, "ffn_dim": 64, "enc
              "dec_layers": 1}  # fmt: skip
 
 
-def merge(base: dict, over: dict) -> dict:
-    """`over` merged into `base`, dicts recursively (Snakemake's --configfile merge)."""
-    merged = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
 def plan_of(config_paths: list[Path]) -> dict:
     """{"seeds", "train", "variants": [{variant, base_model, model, train}]} of merged configs."""
     import yaml
+    from snakemake.utils import update_config  # here only: the device machine has no Snakemake
 
     from ..config import all_variants
 
     config: dict = {}
     for path in config_paths:
-        config = merge(config, yaml.safe_load(path.read_text()))
+        update_config(config, yaml.safe_load(path.read_text()))  # as --configfile a b merges
     variants = []
     for name, variant in all_variants(config).items():
         model = dict(variant.model)
