@@ -94,10 +94,6 @@ class Paper:
 # --------------------------------------------------------------------------- helpers
 
 
-def bleu_number(value: float) -> str:
-    return number(value, 1 if abs(value) >= 1 else 2)
-
-
 def bleu_text(row) -> str:
     """BLEU [interval]: one decimal, two below one BLEU (where one would read 0.0)."""
     digits = 1 if abs(row["value"]) >= 1 else 2

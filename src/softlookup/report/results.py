@@ -20,7 +20,6 @@ from .macros_scores import budget_table, results_table
 from .prose import (
     GROUPS,
     Paper,
-    bleu_number,
     bleu_text,
     comparison_word,
     loglog_slope,
@@ -51,19 +50,31 @@ def longest_test_set(data: pd.DataFrame) -> tuple[str, pd.DataFrame, list[str]]:
     return longest_set, rows, score_figures.bucket_order(rows["bucket"])
 
 
-def length_drops(paper: Paper) -> tuple[str, str, str, dict] | None:
-    """(test set, first bucket, last bucket, {model: BLEU lost}) on the test set with the
-    longest inputs; None without per-bucket BLEU."""
+def kept_share(first: float, last: float) -> float:
+    """The share of its shortest-bucket BLEU a model keeps on the longest bucket (claim D1's
+    measure in config/claims.yaml); NaN when the shortest bucket scores nothing."""
+    return last / first if first > 0 else float("nan")
+
+
+def percent(share: float) -> str:
+    return f"{100 * share:.0f}\\%"
+
+
+def length_kept(paper: Paper) -> tuple[str, str, str, dict] | None:
+    """(test set, first bucket, last bucket, {model: share of short-input BLEU kept}) on the
+    test set with the longest inputs; None without per-bucket BLEU."""
     data = score_figures.length_data(paper.study)
     if data.empty:
         return None
     longest_set, rows, order = longest_test_set(data)
-    drops = {}
+    kept = {}
     for model, model_rows in rows.groupby("base_model"):
         by_bucket = model_rows.set_index("bucket")
         if order[0] in by_bucket.index and order[-1] in by_bucket.index:
-            drops[model] = by_bucket.loc[order[0], "value"] - by_bucket.loc[order[-1], "value"]
-    return longest_set, order[0], order[-1], drops
+            share = kept_share(by_bucket.loc[order[0], "value"], by_bucket.loc[order[-1], "value"])
+            if not math.isnan(share):
+                kept[model] = share
+    return longest_set, order[0], order[-1], kept
 
 
 def length_section(paper: Paper) -> str:
@@ -79,13 +90,15 @@ def length_section(paper: Paper) -> str:
         return section(GROUPS[0][1], "length", body + [paper.verdict_sentence("D1")])
     longest_set, rows, order = longest_test_set(data)
     first, last = order[0], order[-1]
-    drops = {}
+    kept = {}
     sentences = []
     for model, model_rows in rows.groupby("base_model"):
         by_bucket = model_rows.set_index("bucket")
         if first in by_bucket.index and last in by_bucket.index:
             a, b = by_bucket.loc[first], by_bucket.loc[last]
-            drops[model] = a["value"] - b["value"]
+            share = kept_share(a["value"], b["value"])
+            if not math.isnan(share):
+                kept[model] = share
             sentences.append(f"{latex.name(model)} from {bleu_text(a)} to {bleu_text(b)}")
     body.append(
         f"Figure~\\ref{{fig:bleu_by_length}} shows BLEU against the length of the source sentence"
@@ -94,22 +107,23 @@ def length_section(paper: Paper) -> str:
         + (words_list(sentences) if sentences else "unmeasured for every model")
         + ". "
     )
-    fixed_models, attn_models = split_by_attention(paper, drops)
+    fixed_models, attn_models = split_by_attention(paper, kept)
     if fixed_models and attn_models:
-        worst_fixed = max(drops[m] for m in fixed_models)
-        worst_attn = max(drops[m] for m in attn_models)
-        if worst_fixed > worst_attn:
+        best_fixed = max(kept[m] for m in fixed_models)
+        worst_attn = min(kept[m] for m in attn_models)
+        if best_fixed < worst_attn:
             body.append(
-                "The fixed-vector model loses more over this range"
-                f" ({bleu_number(worst_fixed)} BLEU) than any model with attention (at most"
-                f" {bleu_number(worst_attn)}), the direction that claim D1 predicts. "
+                "On the longest inputs the fixed-vector model keeps"
+                f" {percent(best_fixed)} of its short-sentence BLEU, less than any model with"
+                f" attention (at least {percent(worst_attn)}): the direction that claim D1"
+                " predicts. "
             )
         else:
             body.append(
-                f"The fixed-vector model does not lose more over this range"
-                f" ({bleu_number(worst_fixed)} BLEU) than the models with attention (up to"
-                f" {bleu_number(worst_attn)}), so this build does not show the direction that claim"
-                " D1 predicts. "
+                "On the longest inputs the fixed-vector model keeps"
+                f" {percent(best_fixed)} of its short-sentence BLEU, not less than every model"
+                f" with attention (the lowest keeps {percent(worst_attn)}), so this build does"
+                " not show the direction that claim D1 predicts. "
             )
     else:
         body.append(
@@ -788,9 +802,9 @@ def comparisons_paragraph(paper: Paper) -> str:
             word = "worse than"
         else:
             word = "not distinguishable from"
-        sentences.append(
-            f"{latex.name(row['system_a'])} is {word} {latex.name(row['system_b'])}"
-            f" (\texttt{{{escape(row['comparison'])}}}, BLEU difference"
+        sentences.append(  # delta = system_b - system_a (evaluate/compare.py)
+            f"{latex.name(row['system_b'])} is {word} {latex.name(row['system_a'])}"
+            rf" (\texttt{{{escape(row['comparison'])}}}, BLEU difference"
             f" {interval(row['delta'], row['ci_low'], row['ci_high'], 2)}"
             + (
                 f", {int(row['seeds'])} seeds"
@@ -803,7 +817,7 @@ def comparisons_paragraph(paper: Paper) -> str:
         return "No paired comparison covers a whole test set in this build. "
     return (
         r"Paired comparisons on whole test sets (differences with 95\% intervals from"
-        " \texttt{results/tables/comparisons.csv}): " + "; ".join(sentences) + ". "
+        r" \texttt{results/tables/comparisons.csv}): " + "; ".join(sentences) + ". "
     )
 
 

@@ -24,8 +24,8 @@ from .figures import training as training_figures
 from .latex import escape, number, words_list
 from .macros_environment import environment_macros, run_environment
 from .macros_scores import data_macros
-from .prose import Paper, bleu_number, bleu_text
-from .results import length_drops, results, split_by_attention
+from .prose import Paper, bleu_text
+from .results import length_kept, percent, results, split_by_attention
 from .study import Study, load, metric_rows, pooled
 
 # --------------------------------------------------------------------------- front and back
@@ -59,18 +59,18 @@ def abstract(paper: Paper) -> str:
             f"The best base model on \\texttt{{{escape(paper.test_set)}}} is"
             f" {latex.name(best['base_model'])} at {bleu_text(best)} BLEU. "
         )
-    if length_drops(paper) is None:
+    effect = length_kept(paper)
+    if effect is None:
         text += "BLEU by source length is pending. "
-    effect = length_drops(paper)
-    if effect:
-        _, first, last, drops = effect
-        fixed, attn = split_by_attention(paper, drops)
+    else:
+        _, first, last, kept = effect
+        fixed, attn = split_by_attention(paper, kept)
         if fixed and attn:
             text += (
-                f"From the shortest ({escape(first)} words) to the longest ({escape(last)}"
-                f" words) inputs, the fixed-vector model loses"
-                f" {bleu_number(max(drops[m] for m in fixed))} BLEU and the models with"
-                f" attention at most {bleu_number(max(drops[m] for m in attn))}. "
+                f"On the longest inputs ({escape(last)} words) the fixed-vector model keeps"
+                f" {percent(max(kept[m] for m in fixed))} of its BLEU on the shortest"
+                f" ({escape(first)} words), the models with attention at least"
+                f" {percent(min(kept[m] for m in attn))}. "
             )
     generation = cost_figures.bench_tables(paper.study, "generation")
     if not generation.empty and "speedup" in generation:
