@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from . import latex
-from .latex import escape, interval, number
+from .latex import escape, interval
 from .study import Study, run_facts
 
 GROUPS = [
