@@ -80,7 +80,8 @@ def snapshot(
         f"{' (uncommitted changes)' if env['dirty'] else ''} on {env['device_name']}"
         f" ({env['threads']} threads), torch {env['torch']}, Triton {env['triton']}: {wall},"
         f" {provenance['job_seconds_total'] / 60:.1f} min of job time summed over rules.\n"
-        f"Compare a rerun with it: `make compare` (see the project README).\n"
+        f"Compare a rerun with it: `make compare{'' if config_name == 'config' else f' CONFIG=config/{config_name}.yaml'}`"
+        " (see the project README).\n"
     )
     return provenance
 
