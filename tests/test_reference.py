@@ -121,6 +121,8 @@ def test_a_flipped_verdict_fails_the_comparison(tmp_path):
 def test_timings_compare_as_ratios_and_probes_exactly():
     assert compare.judge_claim_value("D7", 3.0, 5.0, None, None)[0] == "within tolerance"
     assert compare.judge_claim_value("D7", 3.0, 7.0, None, None)[0] == "moved"
+    assert compare.judge_claim_value("D7", -0.001, -0.02, None, None)[0] == "within tolerance"
+    assert compare.judge_claim_value("D7", 1.0, 1.6, None, None)[0] == "within tolerance"
     assert compare.judge_claim_value("A3", 0.401, 0.4011, None, None)[0] == "moved"
     assert compare.judge_claim_value("A3", 0.401, 0.401, None, None)[0] == "same"
 

@@ -17,8 +17,9 @@ Tolerances, fixed before any comparison is run:
 - BLEU, chrF and paired deltas: "same" within half a printed digit (0.05), else "within
   tolerance" when the rerun's value lies inside the reference's 95% bootstrap interval;
   a paired comparison whose interval changes side of zero has "moved" whatever its size;
-- timings (claims D6-D8, measured as speed-up ratios): within a factor of TIMING_FACTOR, as
-  machines of one kind differ in speed up to about 2x.
+- timings (claims D6-D8): speed-up ratios within a factor of TIMING_FACTOR, as machines of one
+  kind differ in speed up to about 2x; log-log slopes of time against length within
+  SLOPE_TOLERANCE (the slope tolerance of config/claims.yaml).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ STATUSES = ("same", "within tolerance", "moved", "changed", "missing", "new")
 EXACT_RTOL = 1e-4
 PRINTED_HALF_DIGIT = 0.05
 TIMING_FACTOR = 2.0
+SLOPE_TOLERANCE = 0.25
 TIMING_CLAIMS = {"D6", "D7", "D8"}
 SCORE_METRICS = ("bleu", "chrf")
 
@@ -79,11 +81,12 @@ def judge_claim_value(
         same = math.isclose(ref, cur, rel_tol=EXACT_RTOL, abs_tol=1e-9)
         return ("same" if same else "moved"), "exact (4 significant digits)"
     if claim_id in TIMING_CLAIMS:
+        tolerance = f"ratio within {TIMING_FACTOR:g}x or slope within {SLOPE_TOLERANCE:g}"
         if math.isclose(ref, cur, rel_tol=EXACT_RTOL):
-            return "same", f"ratio within {TIMING_FACTOR:g}x"
+            return "same", tolerance
         ratio = cur / ref if ref else math.inf
-        inside = 1 / TIMING_FACTOR <= ratio <= TIMING_FACTOR
-        return ("within tolerance" if inside else "moved"), f"ratio within {TIMING_FACTOR:g}x"
+        inside = 1 / TIMING_FACTOR <= ratio <= TIMING_FACTOR or abs(cur - ref) <= SLOPE_TOLERANCE
+        return ("within tolerance" if inside else "moved"), tolerance
     return judge_number(ref, cur, low, high), "reference 95% interval"
 
 
