@@ -392,30 +392,19 @@ def main() -> None:
         if args.join_k
         else None
     )
+    common = {
+        "src": args.src,
+        "tgt": args.tgt,
+        "splits": key_values(args.splits),
+        "max_train_pairs": args.max_train_pairs,
+        "bucket_edges": args.bucket_edges,
+    }
     if args.archive:
-        manifest = prepare_days(
-            args.archive,
-            args.out_dir,
-            src=args.src,
-            tgt=args.tgt,
-            splits=key_values(args.splits),
-            max_train_pairs=args.max_train_pairs,
-            bucket_edges=args.bucket_edges,
-        )
-        print(json.dumps({k: v["examples"] for k, v in manifest["splits"].items()}))
-        return
-    manifest = prepare(
-        args.raw_dir,
-        args.out_dir,
-        src=args.src,
-        tgt=args.tgt,
-        splits=key_values(args.splits),
-        max_train_pairs=args.max_train_pairs,
-        concat=args.concat,
-        join=join,
-        joined_tests={k: v.split("+") for k, v in key_values(args.joined_test).items()},
-        bucket_edges=args.bucket_edges,
-    )
+        manifest = prepare_days(args.archive, args.out_dir, **common)
+    else:
+        joined_tests = {k: v.split("+") for k, v in key_values(args.joined_test).items()}
+        manifest = prepare(args.raw_dir, args.out_dir, concat=args.concat, join=join,
+                           joined_tests=joined_tests, **common)  # fmt: skip
     print(json.dumps({k: v["examples"] for k, v in manifest["splits"].items()}))
 
 

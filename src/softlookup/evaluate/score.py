@@ -34,22 +34,6 @@ SETTING_COLUMNS = [
     "parameters",
     "status",
 ]
-COLUMNS = [
-    *SETTING_COLUMNS,
-    "test_set",
-    "bucket",
-    "metric",
-    "value",
-    "ci_low",
-    "ci_high",
-    "n_sentences",
-    "signature",
-    "device",
-    "train_seconds",
-    "tokens_per_s",
-]
-ALL = "all"  # the bucket label of a whole test set
-
 # one run's scores.<test_set>.csv (the run's columns are added by collect)
 SCORE_FIELDS = [
     "test_set",
@@ -61,6 +45,8 @@ SCORE_FIELDS = [
     "n_sentences",
     "signature",
 ]
+COLUMNS = [*SETTING_COLUMNS, *SCORE_FIELDS, "device", "train_seconds", "tokens_per_s"]
+ALL = "all"  # the bucket label of a whole test set
 
 
 def bucket_label(words: int, edges: list[int]) -> str:
