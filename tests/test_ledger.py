@@ -298,9 +298,10 @@ def test_the_ledger_rule_declares_every_evidence_file():
 # ---- the project's D claims on comparison tables shaped like evaluate.compare's ------------------
 
 
-def comparison(name, delta, low, high, bucket="all", mean_b=20.0, a="a", b="b") -> dict:
+def comparison(name, delta, low, high, bucket="all", mean_a=20.0, a="a", b="b") -> dict:
+    """A comparisons.csv row as compare writes it: delta = mean_b - mean_a (X_vs_Y: b = X)."""
     return {"comparison": name, "system_a": a, "system_b": b, "test_set": "test",
-            "bucket": bucket, "metric": "bleu", "mean_a": mean_b + delta, "mean_b": mean_b,
+            "bucket": bucket, "metric": "bleu", "mean_a": mean_a, "mean_b": mean_a + delta,
             "delta": delta, "ci_low": low, "ci_high": high, "p_value": 0.01, "seeds": 2,
             "n_sentences": 100, "method": "paired bootstrap"}  # fmt: skip
 
@@ -327,13 +328,13 @@ def project_ledger(tmp_path: Path, ids: list[str], **evidence) -> pd.DataFrame:
 
 def study_comparisons(heads8=(0.8, 0.3, 1.3), gap_grows=True) -> pd.DataFrame:
     rows = [
-        comparison("d1_additive_vs_none", 2.0, 1.0, 3.0, bucket="1-10", mean_b=28.0),
-        comparison("d1_additive_vs_none", 17.0, 14.0, 20.0, bucket=">60", mean_b=5.0),
-        comparison("d1_dot_vs_none", 1.0, 0.0, 2.0, bucket="1-10", mean_b=28.0),
-        comparison("d1_dot_vs_none", 15.0, 12.0, 18.0, bucket=">60", mean_b=5.0),
-        comparison("d2_dot_vs_additive", 0.2, -0.6, 0.9, a="gru_dot", b="gru_additive"),
+        comparison("d1_additive_vs_none", 2.0, 1.0, 3.0, bucket="1-10", mean_a=28.0),
+        comparison("d1_additive_vs_none", 17.0, 14.0, 20.0, bucket=">60", mean_a=5.0),
+        comparison("d1_dot_vs_none", 1.0, 0.0, 2.0, bucket="1-10", mean_a=28.0),
+        comparison("d1_dot_vs_none", 15.0, 12.0, 18.0, bucket=">60", mean_a=5.0),
+        comparison("d2_dot_vs_additive", 0.2, -0.6, 0.9, a="gru_additive", b="gru_dot"),
         comparison("d2_dot_vs_general", 0.5, -0.2, 1.2),
-        comparison("d4_causal_vs_nocausal", 15.0, 13.0, 17.0, a="masked", b="unmasked"),
+        comparison("d4_causal_vs_nocausal", 15.0, 13.0, 17.0, a="unmasked", b="masked"),
         comparison("d5_heads8_vs_heads1", *heads8),
         comparison("d5_heads2_vs_heads1", 0.4, -0.1, 0.9),
         comparison("d5_heads16_vs_heads1", 0.5, 0.0, 1.0),

@@ -369,8 +369,8 @@ def evaluate_comparison(check: ComparisonCheck, evidence: Evidence) -> Outcome:
 
 
 def _share_kept(check: ComparisonCheck, rows: pd.DataFrame, output: str) -> Outcome:
-    """How much of its shortest-bucket score each system keeps on the longest bucket: A's share
-    minus B's (paired rows: the same sentences in each bucket)."""
+    """How much of its shortest-bucket score each system keeps on the longest bucket: B's share
+    minus A's, as the comparison's name X_vs_Y reads (B = X; paired rows: the same sentences)."""
     labels = [b for b in _buckets(rows) if rows[rows.bucket == b].mean_b.notna().all()]
     if len(labels) < 2:
         return pending(check.label, f"{check.comparison}: fewer than two length buckets", output)
@@ -380,12 +380,12 @@ def _share_kept(check: ComparisonCheck, rows: pd.DataFrame, output: str) -> Outc
         return pending(check.label, f"{check.comparison}: a zero score on the shortest bucket",
                        output)  # fmt: skip
     share_a, share_b = long.mean_a / short.mean_a, long.mean_b / short.mean_b
-    value = share_a - share_b
+    value = share_b - share_a
     text = (
-        f"{check.label} = {value:+.2f}: {short.system_a} keeps {share_a:.2f} of its"
+        f"{check.label} = {value:+.2f}: {short.system_b} keeps {share_b:.2f} of its"
         f" {short.bucket}-word score on {long.bucket} words"
-        f" ({long.mean_a:.2f} / {short.mean_a:.2f}),"
-        f" {short.system_b} {share_b:.2f} ({long.mean_b:.2f} / {short.mean_b:.2f});"
+        f" ({long.mean_b:.2f} / {short.mean_b:.2f}),"
+        f" {short.system_a} {share_a:.2f} ({long.mean_a:.2f} / {short.mean_a:.2f});"
         f" longest bucket: {_describe(long)}"
     )
     return compare_number(check, value, output, measured=text)
@@ -415,7 +415,10 @@ def _family_statistic(check: ComparisonCheck, rows: pd.DataFrame, output: str) -
 
 
 def _variants(check: RunCheck, evidence: Evidence) -> tuple[list[str], str, str]:
-    """The variants a run check compares, the files that named them, or why not."""
+    """The variants a run check compares (numerator first), the files that named them, or why not.
+
+    A comparison `X_vs_Y` has system_a = Y and system_b = X; its ratio reads as its name, X / Y.
+    """
     if check.comparison is None:
         return [check.a, check.b], "", ""
     rows, output, why = _comparison_rows(check, evidence, None)
@@ -423,7 +426,7 @@ def _variants(check: RunCheck, evidence: Evidence) -> tuple[list[str], str, str]
         return [], output, why
     if _family(check.comparison):
         return list(dict.fromkeys([*rows.system_a, *rows.system_b])), output, ""
-    return [rows.system_a.iloc[0], rows.system_b.iloc[0]], output, ""
+    return [rows.system_b.iloc[0], rows.system_a.iloc[0]], output, ""
 
 
 def run_values(scores: pd.DataFrame, variant: str, name: str) -> pd.DataFrame:

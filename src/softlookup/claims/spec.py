@@ -15,7 +15,7 @@ A check names where its measured number comes from:
 - comparison: rows of results/tables/comparisons.csv for a named pair (paired tests on the same
   sentences); a name with {x} is a family (d3_scaled_vs_unscaled_dk{x}), x read from the names;
 - run_value: a per-run number of results/tables/scores.csv (a column such as tokens_per_s, or a
-  metric), mean over seeds, for the two variants of a comparison (or variants a and b);
+  metric), mean over seeds: variant a / variant b, or a comparison X_vs_Y's X / Y;
 - training: the training logs of two variants (time to reach a validation loss).
 Ops: approx (|measured - expected| <= tolerance, or relative), above, below, equivalent and
 non_inferior (a paired interval inside +-margin / above -margin), report (shown, never part of

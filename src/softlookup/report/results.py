@@ -226,20 +226,24 @@ def sweep_paragraph(paper: Paper, key: str) -> str:
         return ""
     base = data[data["is_base"].astype(bool)]
     others = data.drop(base.index)
+    bases = {row["variant"]: row for _, row in base.iterrows() if not pd.isna(row["value"])}
+    several = len(set(others["base_model"])) > 1  # e.g. one length cap on two models: name each
     parts = []
-    if not base.empty and not pd.isna(base.iloc[0]["value"]):
-        reference = base.iloc[0]
-        for _, row in others.iterrows():
-            if pd.isna(row["value"]):
-                parts.append(
-                    f"the run with {escape(row['label'])} has no BLEU"
-                    " (it did not finish or was not scored)"
-                )
-                continue
+    for _, row in others.iterrows():
+        reference = bases.get(row["base_model"])
+        if reference is None:
+            continue
+        model = f"{latex.name(row['base_model'])} " if several else ""
+        if pd.isna(row["value"]):
             parts.append(
-                f"with {escape(row['label'])} BLEU is {bleu_text(row)},"
-                f" {comparison_word(row, reference)} the base model's {bleu_text(reference)}"
+                f"the {model}run with {escape(row['label'])} has no BLEU"
+                " (it did not finish or was not scored)"
             )
+            continue
+        parts.append(
+            f"{model}with {escape(row['label'])} BLEU is {bleu_text(row)},"
+            f" {comparison_word(row, reference)} the base model's {bleu_text(reference)}"
+        )
     text = (
         f"Sweeping \\texttt{{{escape(key)}}} on \\texttt{{{escape(paper.test_set)}}}: "
         + ("; ".join(parts) if parts else "the base run has no BLEU to compare with")
@@ -255,10 +259,12 @@ def sweep_paragraph(paper: Paper, key: str) -> str:
                 f" {latex.number(params.max(), 0)}. "
             )
     losses = data.dropna(subset=["final_train_loss"])
-    if key in ("causal_mask", "padding_mask") and len(losses) > 1 and not base.empty:
-        reference = base.iloc[0]
+    if key in ("causal_mask", "padding_mask") and len(losses) > 1:
         for _, row in others.iterrows():
-            if pd.isna(row["final_train_loss"]) or pd.isna(reference["final_train_loss"]):
+            reference = bases.get(row["base_model"])
+            if reference is None or pd.isna(row["final_train_loss"]) or pd.isna(
+                reference["final_train_loss"]
+            ):
                 continue
             lower_loss = row["final_train_loss"] < reference["final_train_loss"]
             lower_bleu = row["value"] < reference["value"] and not overlap(row, reference)
@@ -330,30 +336,33 @@ def sweep_saturation(paper: Paper, keys: list[str]) -> str:
 
 
 def padding_sentence(paper: Paper) -> str:
-    """How much weight padding keys receive in the analysed runs (zero when masked)."""
-    values = []
-    for run in sorted(paper.study.attention):
-        mass = attention_value(paper, run, "padding_mass_mean")
-        if not math.isnan(mass):
-            values.append(
-                f"{latex.name(run)} {small(mass) if 0 < mass < 1e-3 else number(mass, 3)}"
-            )
-    if not values:
+    """How much weight padding keys receive in the analysed runs (zero when masked): the runs
+    where it is not zero by name, the others counted."""
+    masses = {
+        run: attention_value(paper, run, "padding_mass_mean")
+        for run in sorted(paper.study.attention)
+    }
+    masses = {run: mass for run, mass in masses.items() if not math.isnan(mass)}
+    if not masses:
         return (
             "The weight that padding keys receive in trained models is pending: the"
             " attention analysis records no padding mass. "
         )
-    masses = [attention_value(paper, run, "padding_mass_mean") for run in paper.study.attention]
-    if all(m == 0 for m in masses if not math.isnan(m)):
-        return (
-            f"In all {len(values)} analysed runs padding keys receive exactly zero weight,"
-            " as the padding mask intends. "
-        )
-    return (
-        "Padding keys receive a mean weight per row of "
-        + words_list(values)
-        + " in the analysed runs (zero when the padding mask works). "
+    leaking = [
+        f"{latex.name(run)} {small(mass) if 0 < mass < 1e-3 else number(mass, 3)}"
+        for run, mass in masses.items()
+        if mass != 0
+    ]
+    zero = len(masses) - len(leaking)
+    text = (
+        f"In {zero} of the {len(masses)} analysed runs padding keys receive exactly zero weight,"
+        " as the padding mask intends"
+        if zero
+        else f"In none of the {len(masses)} analysed runs do padding keys receive zero weight"
     )
+    if leaking:
+        text += "; they receive a mean weight per row of " + words_list(leaking) + " in the others"
+    return text + ". "
 
 
 def sweep_table(paper: Paper, name: str, keys: list[str]) -> str:
@@ -481,11 +490,19 @@ def training_section(paper: Paper) -> str:
             else ""
         )
     )
+    runs = curves["run"].nunique()
     if still_falling:
+        which = (
+            f"every run ({runs})"
+            if len(still_falling) == runs
+            else words_list(still_falling)
+            if len(still_falling) <= 6
+            else f"{len(still_falling)} of the {runs} runs"
+        )
         body.append(
-            f"The validation loss of {words_list(still_falling)} was still falling at the last"
-            " epoch (or only one epoch ran): these models are not converged, and their scores"
-            " understate what the architecture can do. "
+            f"The validation loss of {which} was still falling at the last epoch (or only one"
+            " epoch ran): these models are not converged, and their scores understate what the"
+            " architecture can do. "
         )
     else:
         body.append("Every run's validation loss stopped falling before its last epoch. ")
@@ -501,7 +518,7 @@ def training_section(paper: Paper) -> str:
         paper.figure(
             "training",
             "Training (left) and validation (right) loss in nats"
-            " per target token against the epoch, one line per run.",
+            " per target token against the epoch, one line per variant (the mean over its seeds).",
         )
     )
     table = budget_table(paper.study)

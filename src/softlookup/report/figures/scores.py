@@ -120,6 +120,7 @@ def sweep_data(study: Study, key: str, test_set: str | None = None) -> pd.DataFr
         swept=("swept", "first"),
         series=("series", "first"),
         is_base=("is_base", "first"),
+        base_model=("base_model", "first"),
         label=("sweep_label", "first"),
         parameters=("parameters", "mean"),
         final_train_loss=("final_train_loss", "mean"),

@@ -16,7 +16,8 @@ from . import style
 
 
 def curves(study: Study) -> pd.DataFrame:
-    """Long table: run, epoch, split (train/valid), loss; runs without a log are left out."""
+    """Long table: run, variant, epoch, split (train/valid), loss; runs without a log are left
+    out."""
     rows = []
     for name, run in study.runs.items():
         log = run.log
@@ -28,6 +29,7 @@ def curves(study: Study) -> pd.DataFrame:
                     pd.DataFrame(
                         {
                             "run": name,
+                            "variant": run.variant,
                             "epoch": log["epoch"],
                             "split": split,
                             "loss": pd.to_numeric(log[column], errors="coerce"),
@@ -44,16 +46,22 @@ def training_figure(study: Study):
         style.note(axes[0], "no run wrote a training log")
         style.note(axes[1], "")
         return fig
-    styles = style.series_styles(table["run"])
+    # one line per variant, the mean over its seeds (seeds differ by far less than variants)
+    mean = table.groupby(["variant", "split", "epoch"], as_index=False)["loss"].mean()
+    styles = style.series_styles(mean["variant"])
     for ax, split in zip(axes, ("train", "valid")):
-        for run, rows in table[table["split"] == split].groupby("run"):
-            ax.plot(rows["epoch"], rows["loss"], markersize=3, label=run, **styles[run])
+        for variant, rows in mean[mean["split"] == split].groupby("variant"):
+            ax.plot(rows["epoch"], rows["loss"], markersize=3, label=variant, **styles[variant])
         ax.set_title(f"{split} loss")
         ax.set_xlabel("epoch")
-        epochs = sorted(table["epoch"].unique())
-        ax.set_xticks(epochs)
+        ax.set_xticks(sorted(table["epoch"].unique()))
     axes[0].set_ylabel("cross-entropy (nats per token)")
-    axes[1].legend(fontsize=5, loc="upper right", ncol=1 + len(styles) // 8)
+    if len(styles) <= 8:
+        axes[1].legend(fontsize=5, loc="upper right")
+    else:  # many variants: one legend below both panels
+        handles, labels = axes[1].get_legend_handles_labels()
+        fig.legend(handles, labels, fontsize=5, loc="upper center", ncol=3, frameon=False,
+                   bbox_to_anchor=(0.5, 0.0))  # fmt: skip
     return fig
 
 
