@@ -261,6 +261,25 @@ def test_score_function_sentence_follows_the_intervals(tmp_path):
     assert "higher than the additive" in ahead["results.tex"]
 
 
+def test_a_sweep_on_two_models_compares_each_with_its_own_base(tmp_path):
+    capped = {**BASE, "gru_none.max_source_words-20": 9.5, "gru_additive.max_source_words-20": 19.0}
+    results = make_results(tmp_path, capped)
+    text = generate(results)["results.tex"]
+    # unpaired intervals (+-1) overlap: each cap is "not different" from its own base model
+    none = text[text.index("none with max\\_source\\_words = 20") :]
+    assert none.startswith("none with max\\_source\\_words = 20 BLEU is 9.5 [8.5, 10.5], not")
+    assert "the base model's 10.0 [9.0, 11.0]" in none  # gru_none's, not gru_additive's 20.0
+    # a paired comparison of the same pair on the paper's test set decides instead
+    row = {"comparison": "cap", "system_a": "gru_additive.max_source_words-20",
+           "system_b": "gru_additive", "test_set": "test", "bucket": "all", "metric": "bleu",
+           "mean_a": 19.0, "mean_b": 20.0, "delta": 1.0, "ci_low": 0.6, "ci_high": 1.4,
+           "p_value": 0.001, "seeds": 1, "n_sentences": 100, "method": "paired bootstrap"}  # fmt: skip
+    (results / "tables").mkdir(exist_ok=True)
+    pd.DataFrame([row]).to_csv(results / "tables" / "comparisons.csv", index=False)
+    text = generate(results)["results.tex"]
+    assert "lower than (paired difference -1.00 [-1.40, -0.60])" in text
+
+
 def test_missing_evidence_reads_as_pending(tmp_path):
     results = tmp_path / "results"
     results.mkdir()

@@ -242,7 +242,7 @@ def sweep_paragraph(paper: Paper, key: str) -> str:
             continue
         parts.append(
             f"{model}with {escape(row['label'])} BLEU is {bleu_text(row)},"
-            f" {comparison_word(row, reference)} the base model's {bleu_text(reference)}"
+            f" {paired_word(paper, row, reference)} the base model's {bleu_text(reference)}"
         )
     text = (
         f"Sweeping \\texttt{{{escape(key)}}} on \\texttt{{{escape(paper.test_set)}}}: "
@@ -282,6 +282,29 @@ def sweep_paragraph(paper: Paper, key: str) -> str:
                 )
             )
     return text
+
+
+def paired_word(paper: Paper, row, reference) -> str:
+    """How a sweep variant compares with its base model: by their paired comparison on the
+    paper's test set when the config has one (its interval named), else by the two intervals."""
+    table = paper.study.comparisons
+    if not table.empty and {"system_a", "system_b", "test_set", "bucket", "metric"} <= set(table):
+        pair = {row["variant"], reference["variant"]}
+        rows = table[
+            table["system_a"].isin(pair) & table["system_b"].isin(pair)
+            & (table["test_set"] == paper.test_set) & (table["bucket"].astype(str) == "all")
+            & (table["metric"] == "bleu")
+        ]  # fmt: skip
+        if len(rows):
+            paired = rows.iloc[0]
+            sign = 1 if paired["system_b"] == row["variant"] else -1  # delta = b - a
+            low, high = sorted([sign * paired["ci_low"], sign * paired["ci_high"]])
+            word = "higher than" if low > 0 else "lower than" if high < 0 else "not different from"
+            return (
+                f"{word} (paired difference"
+                f" {interval(sign * paired['delta'], low, high, 2)})"
+            )
+    return comparison_word(row, reference)
 
 
 def attention_value(paper: Paper, run: str, quantity: str, csv_map: str = "cross") -> float:
@@ -818,7 +841,9 @@ def comparisons_paragraph(paper: Paper) -> str:
             word = "not distinguishable from"
         sentences.append(  # delta = system_b - system_a (evaluate/compare.py)
             f"{latex.name(row['system_b'])} is {word} {latex.name(row['system_a'])}"
-            rf" (\texttt{{{escape(row['comparison'])}}}, BLEU difference"
+            rf" (\texttt{{{escape(row['comparison'])}}}"
+            + (rf" on \texttt{{{escape(row['test_set'])}}}" if "test_set" in row else "")
+            + ", BLEU difference"
             f" {interval(row['delta'], row['ci_low'], row['ci_high'], 2)}"
             + (
                 f", {int(row['seeds'])} seeds"
