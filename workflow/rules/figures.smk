@@ -6,7 +6,9 @@ SWEEP_KEYS = sorted({key for sweep in config.get("sweeps", {}).values()
                      for key in sweep.get("grid", {sweep.get("key"): None}) if key})
 SCORE_FIGURES = ["bleu_by_length", *(f"sweep_{key}" for key in SWEEP_KEYS)]
 COST_FIGURES = ["generation_steps", "kernel_cost"]
-ALIGNMENT_FIGURES = expand("results/figures/alignment_{run}.pdf", run=ANALYSIS_RUNS)
+# the example sentence drawn for the runs analysis.runs names (every_run adds statistics only)
+ALIGNMENT_FIGURES = expand("results/figures/alignment_{run}.pdf",
+                           run=[run for run in config["analysis"]["runs"] if run in RUNS])
 FIGURES = [
     *expand("results/figures/{figure}.pdf", figure=[*SCORE_FIGURES, "training", *COST_FIGURES]),
     *ALIGNMENT_FIGURES,

@@ -483,6 +483,16 @@ def other_sweeps_section(paper: Paper) -> str:
     return section("Other sweeps", "sweeps", body)
 
 
+def runs_named(names: list[str], total: int) -> str:
+    """Runs a sentence is about: named when few, else counted ('every run (42)', '38 of the 42
+    runs')."""
+    if len(names) == total and total > 1:
+        return f"every run ({total})"
+    if len(names) <= 6:
+        return words_list(names)
+    return f"{len(names)} of the {total} runs"
+
+
 def training_section(paper: Paper) -> str:
     facts = paper.facts
     curves = training_figures.curves(paper.study)
@@ -515,15 +525,8 @@ def training_section(paper: Paper) -> str:
     )
     runs = curves["run"].nunique()
     if still_falling:
-        which = (
-            f"every run ({runs})"
-            if len(still_falling) == runs
-            else words_list(still_falling)
-            if len(still_falling) <= 6
-            else f"{len(still_falling)} of the {runs} runs"
-        )
         body.append(
-            f"The validation loss of {which} was still falling at the last epoch (or only one"
+            f"The validation loss of {runs_named(still_falling, runs)} was still falling at the last epoch (or only one"
             " epoch ran): these models are not converged, and their scores understate what the"
             " architecture can do. "
         )
@@ -696,7 +699,8 @@ def attention_section(paper: Paper) -> str:
             " largest weight, and how often the largest weight lands on the key that gathers the"
             " most weight in the sentence, against the share expected by chance. "
             + (
-                f"In {words_list(above)} that share is more than twice chance: one key takes the"
+                f"In {runs_named(above, len(rows))} that share is more than twice chance: one"
+                " key takes the"
                 " largest weight whatever the target piece, which describes how the model routes"
                 " information, not which source word explains a translation. "
                 if above
