@@ -269,6 +269,8 @@ def test_a_sweep_on_two_models_compares_each_with_its_own_base(tmp_path):
     none = text[text.index("none with max\\_source\\_words = 20") :]
     assert none.startswith("none with max\\_source\\_words = 20 BLEU is 9.5 [8.5, 10.5], not")
     assert "the base model's 10.0 [9.0, 11.0]" in none  # gru_none's, not gru_additive's 20.0
+    drawn = scores.sweep_data(load(results, results / "config.json"), "max_source_words")
+    assert set(drawn["series"]) == {"gru_none", "gru_additive"}  # one line per model
     # a paired comparison of the same pair on the paper's test set decides instead
     row = {"comparison": "cap", "system_a": "gru_additive.max_source_words-20",
            "system_b": "gru_additive", "test_set": "test", "bucket": "all", "metric": "bleu",

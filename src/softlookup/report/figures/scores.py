@@ -107,11 +107,16 @@ def sweep_data(study: Study, key: str, test_set: str | None = None) -> pd.DataFr
             return value_text(row[name])
         return "default"
 
+    several_models = members["base_model"].nunique() > 1  # one line per model, not across them
     members = members.assign(
         is_base=members["sweep_key"] == "",
         swept=[setting(row, key) for _, row in members.iterrows()],
         series=[
-            ", ".join(f"{k} = {setting(row, k)}" for k in others) or key
+            ", ".join(
+                [row["base_model"]] * several_models
+                + [f"{k} = {setting(row, k)}" for k in others]
+            )
+            or key
             for _, row in members.iterrows()
         ],
     )
