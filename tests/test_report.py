@@ -282,6 +282,19 @@ def test_a_sweep_on_two_models_compares_each_with_its_own_base(tmp_path):
     assert "lower than (paired difference -1.00 [-1.40, -0.60])" in text
 
 
+def test_padding_weight_names_only_the_runs_where_it_is_not_zero(tmp_path):
+    results = make_results(tmp_path, BASE)
+    (results / "analysis").mkdir()
+    for run, mass in [("gru_additive-s1", 0.0), ("gru_dot-s1", 0.0), ("transformer-s1", 0.06)]:
+        pd.DataFrame([{"map": "cross", "quantity": "padding_mass_mean", "value": mass}]).to_csv(
+            results / "analysis" / f"attention_{run}.csv", index=False
+        )
+    text = generate(results)["results.tex"]
+    assert "In 2 of the 3 analysed runs padding keys receive exactly zero weight" in text
+    assert "mean weight per row of transformer-\\allowbreak{}s1 0.060 in the others" in text
+    assert "dot-\\allowbreak{}s1 0" not in text  # the masked runs are counted, not listed
+
+
 def test_missing_evidence_reads_as_pending(tmp_path):
     results = tmp_path / "results"
     results.mkdir()

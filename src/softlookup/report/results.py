@@ -378,10 +378,10 @@ def padding_sentence(paper: Paper) -> str:
     ]
     zero = len(masses) - len(leaking)
     text = (
-        f"In {zero} of the {len(masses)} analysed runs padding keys receive exactly zero weight,"
-        " as the padding mask intends"
-        if zero
-        else f"In none of the {len(masses)} analysed runs do padding keys receive zero weight"
+        f"In none of the {len(masses)} analysed runs do padding keys receive zero weight"
+        if not zero
+        else f"In {'all' if zero == len(masses) else f'{zero} of the'} {len(masses)} analysed"
+        " runs padding keys receive exactly zero weight, as the padding mask intends"
     )
     if leaking:
         text += "; they receive a mean weight per row of " + words_list(leaking) + " in the others"
