@@ -36,12 +36,15 @@ def test_pair_counts_match_the_released_corpus():
         assert (len(pairs), dropped) == (count, 0), stem
 
 
+def prepare_multi30k(out: Path, **options) -> dict:
+    """prepare() on the mirror's Multi30k, de -> en, train and valid (+ options)."""
+    options.setdefault("splits", {"train": "train", "valid": "val"})
+    return prepare(mirror() / "multi30k", out, src="de", tgt="en", **options)
+
+
 def test_prepare_writes_splits_long_test_set_and_manifest(tmp_path):
-    manifest = prepare(
-        mirror() / "multi30k",
+    manifest = prepare_multi30k(
         tmp_path,
-        src="de",
-        tgt="en",
         splits={"train": "train", "valid": "val", "test_2016_flickr": "test_2016_flickr"},
         max_train_pairs=50,
         concat=[3],
@@ -65,12 +68,8 @@ EDGES = DEFAULT["evaluate"]["bucket_edges"]
 
 
 def test_joined_training_keeps_every_pair_once_and_reaches_80_words(tmp_path):
-    manifest = prepare(
-        mirror() / "multi30k",
+    manifest = prepare_multi30k(
         tmp_path,
-        src="de",
-        tgt="en",
-        splits={"train": "train", "valid": "val"},
         max_train_pairs=None,
         join={"k": [1, 2, 3, 4, 5, 6], "weights": None, "seed": 0},
         bucket_edges=EDGES,
@@ -94,12 +93,8 @@ def test_joined_training_keeps_every_pair_once_and_reaches_80_words(tmp_path):
 
 def test_the_default_join_keeps_long_inputs_in_distribution(tmp_path):
     join = DEFAULT["data"]["join"]
-    manifest = prepare(
-        mirror() / "multi30k",
+    manifest = prepare_multi30k(
         tmp_path,
-        src="de",
-        tgt="en",
-        splits={"train": "train", "valid": "val"},
         join=join,
         bucket_edges=EDGES,
     )
@@ -115,11 +110,8 @@ def test_the_default_join_keeps_long_inputs_in_distribution(tmp_path):
 
 def test_long_test_set_fills_every_bucket_with_50_real_sentences(tmp_path):
     """The default config's joined test set: >= 50 inputs in every bucket out to >60 words."""
-    manifest = prepare(
-        mirror() / "multi30k",
+    manifest = prepare_multi30k(
         tmp_path,
-        src="de",
-        tgt="en",
         splits={"train": "train", "valid": "val", "test_2016_flickr": "test_2016_flickr"},
         max_train_pairs=10,
         joined_tests=DEFAULT["data"]["joined_tests"],

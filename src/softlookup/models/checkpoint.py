@@ -100,24 +100,24 @@ def model_fingerprint(path: Path) -> dict | None:
 # -- the run directory's JSON files -------------------------------------------------------------
 
 
-def read_run_config(path: Path) -> dict:
-    """A run's config.json (path of the file or of the run directory)."""
+def _read_run_json(path: Path, name: str, what: str) -> dict:
+    """A run's <name> (path of the file or of the run directory); a clear error if absent."""
     path = Path(path)
     if path.is_dir():
-        path = path / "config.json"
+        path = path / name
     if not path.is_file():
-        raise FileNotFoundError(f"run config not found: {path}")
+        raise FileNotFoundError(f"{what} not found: {path}")
     return json.loads(path.read_text())
+
+
+def read_run_config(path: Path) -> dict:
+    """A run's config.json (path of the file or of the run directory)."""
+    return _read_run_json(path, "config.json", "run config")
 
 
 def read_meta(path: Path) -> dict:
-    """A run's meta.json (path of the file or of the run directory); a clear error if absent."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "meta.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"run metadata not found: {path}")
-    return json.loads(path.read_text())
+    """A run's meta.json (path of the file or of the run directory)."""
+    return _read_run_json(path, "meta.json", "run metadata")
 
 
 def run_status(path: Path) -> str:
