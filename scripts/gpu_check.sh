@@ -18,8 +18,10 @@
 #   decode       KV-cache decoding vs recomputing -> decode_<device>.csv
 #   train_step   one short training step per model of config/paper.yaml (bf16 autocast):
 #                train_steps.csv and the GPU-hours estimate gpu_hours.csv
-# Results: --out DIR, else $OUT/benchmarks/gpu/<device name> when $OUT is set, else
-# benchmarks/gpu/<device name> (commit those). Exit status: 0 when every part succeeded.
+# Results: --out DIR, else benchmarks/gpu/<device name> (commit those). When $OUT is set (the
+# device tool), the folder also lands in $OUT as one file, gpu_check_<device name>.tar.gz (the tool
+# does not bring back nested folders), packed on every exit. Exit status: 0 when every part
+# succeeded.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -62,8 +64,12 @@ print(torch.cuda.get_device_name().replace(" ", "_"))') || {
   model_dim=2048; naive_max=4096; decode=(--decode-prompt-len 4096 --decode-new-tokens 100)
   warm_len=1024; bench_extra=(); train_extra=(--steps 3); parity_select=()
 fi
-dest="${dest:-${OUT:+$OUT/}benchmarks/gpu/$device_name}"
+dest="${dest:-benchmarks/gpu/$device_name}"
 mkdir -p "$dest"
+rm -f "$dest"/*.csv "$dest"/*.log "$dest"/*.xml  # no part's old files beside this run's
+if [ -n "${OUT:-}" ]; then
+  trap 'tar -C "$dest" -czf "$OUT/gpu_check_$device_name.tar.gz" .' EXIT
+fi
 echo "part,exit,seconds" > "$dest/parts.csv"
 
 left() { echo $((limit - (SECONDS - start))); }
@@ -119,7 +125,7 @@ run_part attention 270 "$python" -m softlookup.bench.kernels --device "$device" 
 run_part summary 20 "$python" -m softlookup.bench.summary "$dest/attention_$device.csv" \
   --out "$dest/summary.csv"
 
-run_part decode 40 "$python" -m softlookup.bench.kernels --device "$device" \
+run_part decode 75 "$python" -m softlookup.bench.kernels --device "$device" \
   --decode-out "$dest/decode_$device.csv" --head-dims "${head_dims[@]}" \
   --tokens "$tokens" --model-dim "$model_dim" --backends triton torch_sdpa naive \
   "${decode[@]}" "${bench_extra[@]}"

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pandas as pd
@@ -19,17 +20,17 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def dry_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("gpu_check")
-    env = {**os.environ, "GPU_CHECK_PYTHON": sys.executable}
-    env.pop("OUT", None)
+    brought_back = tmp_path_factory.mktemp("device_out")  # the device tool's $OUT
+    env = {**os.environ, "GPU_CHECK_PYTHON": sys.executable, "OUT": str(brought_back)}
     done = subprocess.run(
         [str(ROOT / "scripts" / "gpu_check.sh"), "--dry", "--out", str(out)],
         env=env, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
-    return out, done
+    return out, done, brought_back
 
 
 def test_every_part_succeeds_in_order(dry_run):
-    out, done = dry_run
+    out, done, _ = dry_run
     parts = pd.read_csv(out / "parts.csv")
     logs = {
         p: (out / f"{p}.log").read_text()[-2000:] for p in parts.part if (out / f"{p}.log").exists()
@@ -41,8 +42,15 @@ def test_every_part_succeeds_in_order(dry_run):
     assert "triton" in (out / "environment.log").read_text()
 
 
+def test_results_come_back_as_one_archive(dry_run):
+    out, _, brought_back = dry_run
+    with tarfile.open(brought_back / "gpu_check_dry-cpu.tar.gz") as archive:
+        names = {Path(name).name for name in archive.getnames()}
+    assert {path.name for path in out.iterdir()} <= names and "parts.csv" in names
+
+
 def test_attention_rows_measure_ours_and_check_gradients(dry_run):
-    out, _ = dry_run
+    out, _, _ = dry_run
     rows = pd.read_csv(out / "attention_cpu.csv")
     assert list(rows.seq_len.drop_duplicates()) == [24, 17]  # longest first
     ours = rows[rows.backend.isin(["triton", "triton_atomic"])]
@@ -57,7 +65,7 @@ def test_attention_rows_measure_ours_and_check_gradients(dry_run):
 
 
 def test_summary_gives_the_ratio_to_sdpa_per_row(dry_run):
-    out, _ = dry_run
+    out, _, _ = dry_run
     summary = pd.read_csv(out / "summary.csv")
     assert {"triton", "triton_atomic", "torch_sdpa"} <= set(summary.backend)
     assert summary.ratio_to_sdpa.notna().all()
@@ -65,7 +73,7 @@ def test_summary_gives_the_ratio_to_sdpa_per_row(dry_run):
 
 
 def test_decode_and_training_steps(dry_run):
-    out, _ = dry_run
+    out, _, _ = dry_run
     decode = pd.read_csv(out / "decode_cpu.csv")
     assert (decode.status == "ok").all() and decode.max_abs_diff_vs_recompute.max() < 1e-5
     plan = json.loads((ROOT / "benchmarks" / "paper_runs.json").read_text())
@@ -75,6 +83,8 @@ def test_decode_and_training_steps(dry_run):
     hours = pd.read_csv(out / "gpu_hours.csv")
     assert hours.iloc[-1].variant == "all"
     assert hours.iloc[-1].gpu_hours == pytest.approx(hours.iloc[:-1].gpu_hours.sum())
+    assert hours.iloc[-1].runs == len(plan["seeds"]) * len(plan["variants"])
+    assert (steps.autocast == "bf16").all()  # the GPU's mixed-precision path, on CPU
 
 
 def test_the_training_plan_matches_config_paper_yaml():

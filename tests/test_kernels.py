@@ -306,6 +306,26 @@ def test_bad_shapes_are_clear_errors(shapes, match):
         attention(q, k, v, backend="reference")
 
 
+@pytest.mark.parametrize(
+    "backend", ["reference", "torch", pytest.param("triton", marks=needs_triton)]
+)
+def test_autocast_brings_mixed_dtypes_to_its_dtype(backend):
+    """A GRU's fp16 (cuDNN) or fp32 outputs beside a Linear's bf16 query, as training on a GPU
+    meets them: under autocast every backend computes in the autocast dtype; outside, an error."""
+    device = TRITON_DEVICE if backend == "triton" else "cpu"
+    q, k, v = make_inputs(2, 1, 5, 9, 16, torch.float32, device)
+    mixed = (q.bfloat16(), k.half(), v)
+    with pytest.raises(ValueError, match="differ in dtype"):
+        attention(*mixed, backend=backend)
+    with torch.autocast(device, dtype=torch.bfloat16):
+        out = attention(*mixed, key_padding_mask=padding_mask(2, 9, device), backend=backend)
+    assert out.dtype == torch.bfloat16
+    expected = reference_attention(
+        *(t.bfloat16().float() for t in mixed), key_padding_mask=padding_mask(2, 9, device)
+    )
+    assert max_error([out], [expected]) < 2e-2
+
+
 def test_bad_padding_mask_is_a_clear_error():
     q, k, v = make_inputs(2, 1, 3, 5, 4, torch.float32, "cpu")
     with pytest.raises(ValueError, match="key_padding_mask must be bool"):

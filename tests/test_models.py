@@ -85,6 +85,19 @@ def test_forward_shapes(cfg):
     assert {name: tuple(w.shape) for name, w in attn.items()} == expected
 
 
+@pytest.mark.parametrize("cfg", ALL_CFGS, ids=CFG_IDS)
+def test_every_model_trains_under_bf16_autocast(cfg):
+    """Training on a GPU runs under bf16 autocast; there a GRU's outputs stay fp32 (CPU) or become
+    fp16 (cuDNN) beside a Linear's bf16 query, and attention must still take them."""
+    model = tiny_model(cfg).train()
+    src, tgt, _, _ = batch()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        logits = model(src, tgt)
+    assert logits.dtype == torch.bfloat16
+    logits.float().sum().backward()
+    assert all(p.grad is not None and p.grad.isfinite().all() for p in model.parameters())
+
+
 def test_config_defaults_filled():
     model = build_model({"arch": "transformer"}, VOCAB)
     assert model.config.d_model == 256 and model.config.head_dim == 64

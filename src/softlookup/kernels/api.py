@@ -4,6 +4,8 @@
 with q (B,H,Nq,d) and k/v (B,H,Nk,d). `scale=None` means 1/sqrt(d); `scale=1.0` is unscaled.
 Causal masking with Nq != Nk is aligned to the end (query i sits at key position Nk - Nq + i);
 `key_padding_mask` is (B,Nk) bool, True = padding; a query that may read no key gets zeros.
+Under `torch.autocast`, q, k and v are first cast to the autocast dtype, as torch's own matrix
+products are (a GRU's fp32 or fp16 outputs meet a Linear's bf16 query).
 
 Backends, all giving the same result:
 - "reference": materialised scores, readable (`reference_attention` also returns the weights);
@@ -28,6 +30,16 @@ from .torch_sdpa import torch_attention
 BACKENDS = ("auto", "reference", "torch", "triton")
 TRITON_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 TRITON_MAX_HEAD_DIM = 256
+AUTOCAST_FROM = (torch.float16, torch.bfloat16, torch.float32)  # what autocast recasts (not fp64)
+
+
+def autocast_inputs(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The tensors in the autocast dtype of their device when autocast is on there, else as given."""
+    device = tensors[0].device.type
+    if not torch.is_autocast_enabled(device):
+        return tensors
+    dtype = torch.get_autocast_dtype(device)
+    return tuple(t.to(dtype) if t.dtype in AUTOCAST_FROM else t for t in tensors)
 
 
 def check_inputs(
@@ -108,6 +120,7 @@ def attention(
     """softmax(q k^T * scale) v, (B,H,Nq,d) x (B,H,Nk,d) -> (B,H,Nq,dv), by the chosen backend."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown attention backend {backend!r}; choose one of {BACKENDS}")
+    q, k, v = autocast_inputs(q, k, v)
     check_inputs(q, k, v, key_padding_mask)
     if backend == "auto":
         backend = "triton" if q.is_cuda and triton_supports(q, v) else "torch"
