@@ -7,6 +7,8 @@ from softlookup.data.bpe import train_bpe
 from softlookup.data.prepare import prepare
 
 ROOT = Path(__file__).resolve().parents[1]
+# what a workflow run reads from the repository (benchmarks/: the committed bench.measured CSVs)
+PROJECT_PARTS = ["Snakefile", "workflow", "config", "paper", "profiles", "benchmarks"]
 
 
 def mirror() -> Path:

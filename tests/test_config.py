@@ -13,12 +13,18 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from softlookup.config import ConfigError, all_variants, check, load_schema, select
+from softlookup.config import (
+    ConfigError,
+    all_variants,
+    check,
+    load_schema,
+    measured_bench,
+    select,
+)
 
-from .corpora import ROOT, mirror
+from .corpora import PROJECT_PARTS, ROOT, mirror
 
 SCHEMA = load_schema(ROOT / "workflow" / "schemas" / "config.schema.yaml")
-PROJECT_PARTS = ["Snakefile", "workflow", "config", "paper", "profiles"]
 HOSTILE = "x; touch {dir}/PWNED; echo "
 
 
@@ -161,6 +167,26 @@ def test_a_bad_sweep_fails_before_any_job(tmp_path):
     assert result.returncode != 0
     assert "sweeps.heads" in result.stdout + result.stderr
     assert not (workdir / "results").exists() and not (workdir / "resources").exists()
+
+
+# --- benchmarks measured elsewhere ----------------------------------------------------------------
+
+def test_the_default_reads_the_committed_gpu_benchmarks(config):
+    assert measured_bench(config) == [
+        "benchmarks/gpu/NVIDIA_H200/attention_cuda.csv",
+        "benchmarks/gpu/NVIDIA_H200/decode_cuda.csv",
+    ]
+
+
+def test_a_measured_folder_without_bench_csvs_is_named(config, tmp_path):
+    config["bench"]["measured"] = [str(tmp_path)]
+    assert f"bench.measured: '{tmp_path}' holds no attention_<device>.csv" in errors_of(config)
+
+
+def test_a_measured_device_the_workflow_also_benchmarks_is_refused(config):
+    config["bench"]["devices"] = ["cpu", "cuda"]
+    message = errors_of(config)
+    assert "attention_cuda.csv is for device 'cuda', which bench.devices also" in message
 
 
 # --- test sets (issue 12, item 6) ----------------------------------------------------------------

@@ -204,11 +204,11 @@ CONFIG = {
 }
 
 
-def generate(results: Path, figures: list[Path] = ()) -> dict[str, str]:
-    config = results / "config.json"
-    config.write_text(json.dumps(CONFIG))
+def generate(results: Path, figures: list[Path] = (), config: dict = CONFIG) -> dict[str, str]:
+    config_file = results / "config.json"
+    config_file.write_text(json.dumps(config))
     return sections.write(
-        load(results, config), list(figures), results / "generated", ["config/test.yaml"]
+        load(results, config_file), list(figures), results / "generated", ["config/test.yaml"]
     )
 
 
@@ -494,3 +494,18 @@ def test_a_latex_failure_prints_the_first_tex_errors(tmp_path, capsys):
     assert code != 0 and not (tmp_path / "out.pdf").exists()
     err = capsys.readouterr().err
     assert "! Undefined control sequence." in err and "AttnMissingMacro" in err
+
+
+def test_gpu_rows_measured_elsewhere_name_their_source(tmp_path):
+    """bench.measured: the committed H200 rows, named with device, versions, commit and folder."""
+    results = make_results(tmp_path, BASE)
+    measured = ROOT / "benchmarks" / "gpu" / "NVIDIA_H200" / "attention_cuda.csv"
+    shutil.copy(measured, results / "bench" / "attention_cuda.csv")
+    config = {**CONFIG, "bench": {"devices": ["cpu"], "measured": ["benchmarks/gpu/NVIDIA_H200"]}}
+    text = generate(results, config=config)["results.tex"]
+    assert (
+        "The cuda rows were not measured by this build: \\texttt{scripts/gpu\\_check.sh} measured"
+        " them on NVIDIA H200 (torch 2.11.0, Triton 3.6.0) at commit \\texttt{c698d93}"
+    ) in text
+    assert "No GPU benchmark is configured" not in text
+    assert "GPU benchmark is configured" in generate(make_results(tmp_path / "b", BASE))["results.tex"]

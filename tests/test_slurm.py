@@ -15,9 +15,8 @@ import pytest
 import yaml
 
 from . import slurm_cluster
-from .corpora import ROOT, mirror
+from .corpora import PROJECT_PARTS, ROOT, mirror
 
-PROJECT_PARTS = ["Snakefile", "workflow", "config", "paper", "profiles"]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 FAKE_SBATCH = """#!/bin/sh
 echo "$@" >> "{log}"

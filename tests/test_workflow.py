@@ -14,9 +14,7 @@ from snakemake.utils import update_config
 
 from softlookup.config import all_variants, select
 
-from .corpora import ROOT, mirror
-
-PROJECT_PARTS = ["Snakefile", "workflow", "config", "paper", "profiles"]
+from .corpora import PROJECT_PARTS, ROOT, mirror
 
 
 def copy_project(dest: Path) -> Path:

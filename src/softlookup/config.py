@@ -193,6 +193,33 @@ def prepared_splits(config: dict) -> list[str]:
             + list(config["data"].get("joined_tests") or {}))
 
 
+def measured_bench(config: dict) -> list[str]:
+    """The bench CSVs of bench.measured: <folder>/{attention,decode}_<device>.csv, measured outside
+    the workflow (scripts/gpu_check.sh) and read as they are, for devices it does not run itself."""
+    paths = []
+    for folder in config["bench"].get("measured") or []:
+        found = sorted(
+            str(path)
+            for kind in ("attention", "decode")
+            for path in Path(folder).glob(f"{kind}_*.csv")
+        )
+        if not found:
+            raise ConfigError(
+                f"bench.measured: {folder!r} holds no attention_<device>.csv or decode_<device>.csv"
+            )
+        for path in found:
+            device = Path(path).stem.split("_", 1)[1]
+            if device in config["bench"]["devices"]:
+                raise ConfigError(
+                    f"bench.measured: {path} is for device {device!r}, which bench.devices also"
+                    " benchmarks; keep one of the two"
+                )
+            if any(Path(path).name == Path(seen).name for seen in paths):
+                raise ConfigError(f"bench.measured: {path} and another folder's share its device")
+            paths.append(path)
+    return paths
+
+
 def check(config: dict, schema: dict, files: list[str] | None = None) -> dict[str, Variant]:
     """Stop with one line per problem, before any job; returns the selected variants."""
     errors = schema_errors(config, schema)
@@ -201,6 +228,7 @@ def check(config: dict, schema: dict, files: list[str] | None = None) -> dict[st
         raise ConfigError("\n".join(f"config: {line}{source}" for line in errors))
     try:
         variants = select(all_variants(config, schema), config.get("run_only"))
+        measured_bench(config)
         prepared = prepared_splits(config)
         for test_set in config["evaluate"]["test_sets"]:
             if test_set not in prepared:

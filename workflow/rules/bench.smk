@@ -11,11 +11,13 @@
 # Options travel as a list param, quoted element by element ({params.options:q}).
 
 BENCH_DEVICES = config["bench"]["devices"]
+# config["bench"]["measured"]: committed CSVs of devices this workflow does not run (a lent GPU's
+# scripts/gpu_check.sh), inputs of the ledger and the cost figure like the ones made here
 BENCH_CSVS = expand(
     "results/bench/{kind}_{device}.csv",
     kind=["attention", "decode", "generation"],
     device=BENCH_DEVICES,
-)
+) + measured_bench(config)
 
 
 def bench_options(options_by_key):

@@ -26,7 +26,7 @@ from .prose import (
     overlap,
     section,
 )
-from .study import metric_rows, pooled
+from .study import Study, metric_rows, pooled
 
 # --------------------------------------------------------------------------- results sections
 
@@ -560,6 +560,33 @@ def training_section(paper: Paper) -> str:
     return section("Training", "training", body)
 
 
+def measured_elsewhere(study: Study, bench_config: dict) -> str:
+    """Where the bench rows of bench.measured come from: device, versions, commit and folder."""
+    folders = bench_config.get("measured") or []
+    produced = set(bench_config.get("devices", []))
+    rows = [
+        table
+        for name, table in study.bench.items()
+        if name.split("_", 1)[-1] not in produced and "commit" in table
+    ]
+    if not folders or not rows:
+        return ""
+    rows = pd.concat(rows)
+    sources = rows.drop_duplicates(["device_name", "commit", "torch", "triton"])
+    origin = words_list([
+        f"{escape(row.device_name)} (torch {escape(row.torch)}, Triton {escape(row.triton)})"
+        f" at commit \\texttt{{{escape(str(row.commit)[:7])}}}"
+        for row in sources.itertuples()
+    ])  # fmt: skip
+    return (
+        f"The {words_list(sorted({escape(d) for d in rows['device']}))} rows were not measured by"
+        f" this build: \\texttt{{scripts/gpu\\_check.sh}} measured them on {origin}, and this"
+        " build reads them as they are from "
+        + words_list([f"\\texttt{{{escape(folder)}/}}" for folder in folders])
+        + " (\\texttt{bench.measured}). "
+    )
+
+
 def cost_section(paper: Paper) -> str:
     study = paper.study
     body = []
@@ -638,8 +665,9 @@ def cost_section(paper: Paper) -> str:
                 + escape("; ".join(reasons)[:300])
                 + ") and are pending. "
             )
-    configured = paper.study.config.get("bench", {}).get("devices", [])
-    if "cuda" not in configured:
+    bench_config = paper.study.config.get("bench", {})
+    body.append(measured_elsewhere(study, bench_config))
+    if "cuda" not in bench_config.get("devices", []) and not bench_config.get("measured"):
         body.append(
             "No GPU benchmark is configured in this build, so the GPU claims on"
             " FlashAttention's speed and memory stay pending. "
@@ -658,7 +686,8 @@ def cost_section(paper: Paper) -> str:
             "kernel_cost",
             "Forward and backward time (ms, left) and memory"
             " (MiB, right) of one attention against the sequence length N, per"
-            " backend; only rows that ran are drawn.",
+            " backend (and device, where several: the median over the head dims and masks"
+            " timed); only rows that ran are drawn.",
         )
     )
     return section("Cost of attention", "cost", body)
