@@ -12,10 +12,10 @@ workflow's `run_config` merges them), its seeds and its training settings, so th
 needs neither Snakemake nor YAML. For each variant, a model built by `build_model` from its config
 takes `--steps` AdamW steps (after one untimed step) on random token batches shaped like the
 training batches: `max_tokens // sentence_tokens` sentences of `sentence_tokens` source and
-target tokens, under bf16 autocast on CUDA, as `softlookup.train` trains (and under CPU bf16
-autocast with `--dry`, so that the CPU check takes the GPU's mixed-precision path). The estimate multiplies
+target tokens, under bf16 autocast on CUDA, as `softlookup.train` trains. The estimate multiplies
 the median step time by the steps of a run (epochs x train_pairs x sentence_tokens / max_tokens)
-and by the seeds; `--dry` shrinks every model to a few units wide (CPU, the interpreter test).
+and by the seeds; `--dry` shrinks every model to a few units wide (CPU, the interpreter test) and
+keeps bf16 autocast on, so that the CPU check takes the GPU's mixed-precision path.
 Assumptions are columns of the output, not hidden constants.
 """
 
