@@ -509,3 +509,20 @@ def test_gpu_rows_measured_elsewhere_name_their_source(tmp_path):
     ) in text
     assert "No GPU benchmark is configured" not in text
     assert "GPU benchmark is configured" in generate(make_results(tmp_path / "b", BASE))["results.tex"]
+
+
+def test_the_attention_table_has_one_row_per_model_averaged_over_seeds(tmp_path):
+    results = make_results(tmp_path, BASE)
+    (results / "analysis").mkdir()
+    stats = {"entropy_mean": 0.5, "argmax_on_top_key_share": 0.3, "chance_share": 0.1}
+    for run, weight in [("gru_additive-s1", 0.4), ("gru_additive-s2", 0.6), ("gru_dot-s1", 0.9)]:
+        quantities = {**stats, "max_weight_mean": weight}
+        pd.DataFrame({"run": run, "map": "cross", "quantity": list(quantities),
+                      "value": list(quantities.values())}).to_csv(
+            results / "analysis" / f"attention_{run}.csv", index=False)  # fmt: skip
+    text = generate(results)["results.tex"]
+    table = text[text.index("\\begin{tabular}{lrrrrr}") : text.index("\\label{tab:attention}")]
+    assert "gru\\_\\allowbreak{}additive & 2 & 0.500 & 0.500 & 0.300 & 0.100" in table
+    assert "gru\\_\\allowbreak{}dot & 1 & 0.500 & 0.900" in table
+    assert "s1" not in table and "s2" not in table
+    assert "In every model (2) that share is more than twice chance" in text

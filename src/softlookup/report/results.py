@@ -26,7 +26,7 @@ from .prose import (
     overlap,
     section,
 )
-from .study import Study, metric_rows, pooled
+from .study import Study, metric_rows, pooled, variant_of
 
 # --------------------------------------------------------------------------- results sections
 
@@ -483,14 +483,14 @@ def other_sweeps_section(paper: Paper) -> str:
     return section("Other sweeps", "sweeps", body)
 
 
-def runs_named(names: list[str], total: int) -> str:
-    """Runs a sentence is about: named when few, else counted ('every run (42)', '38 of the 42
-    runs')."""
+def runs_named(names: list[str], total: int, unit: str = "run") -> str:
+    """Runs (or another unit) a sentence is about: named when few, else counted ('every run
+    (42)', '38 of the 42 runs')."""
     if len(names) == total and total > 1:
-        return f"every run ({total})"
+        return f"every {unit} ({total})"
     if len(names) <= 6:
         return words_list(names)
-    return f"{len(names)} of the {total} runs"
+    return f"{len(names)} of the {total} {unit}s"
 
 
 def training_section(paper: Paper) -> str:
@@ -693,43 +693,46 @@ def cost_section(paper: Paper) -> str:
     return section("Cost of attention", "cost", body)
 
 
+ATTENTION_STATS = ["entropy_mean", "max_weight_mean", "argmax_on_top_key_share", "chance_share"]
+
+
 def attention_section(paper: Paper) -> str:
     study = paper.study
     body = []
-    rows, above, measured = [], [], 0
+    nan = float("nan")
+    per_run = []  # one row per run: its variant and the cross-attention statistics (or NaN)
     for run, table in sorted(study.attention.items()):
         found = attention_summary(table)
-        cross = found.get("Cross") or found.get("LastCross")
-        if not cross:
-            rows.append([latex.name(run)] + ["--"] * 4)
-            continue
-        measured += 1
-        nan = float("nan")
-        top, chance = cross.get("argmax_on_top_key_share", nan), cross.get("chance_share", nan)
-        if not math.isnan(top) and not math.isnan(chance) and top > 2 * chance:
-            above.append(latex.name(run))
-        rows.append(
-            [latex.name(run)]
-            + [
-                "--" if math.isnan(v) else number(v, 3)
-                for v in (
-                    cross.get("entropy_mean", nan),
-                    cross.get("max_weight_mean", nan),
-                    top,
-                    chance,
-                )
-            ]
-        )
-    if measured:
+        cross = found.get("Cross") or found.get("LastCross") or {}
+        stats = {k: cross.get(k, nan) for k in ATTENTION_STATS}
+        per_run.append({"variant": variant_of(run), **stats})
+    per_variant = (
+        pd.DataFrame(per_run, columns=["variant", *ATTENTION_STATS])
+        .groupby("variant")
+        .agg(seeds=("entropy_mean", "count"), **{k: (k, "mean") for k in ATTENTION_STATS})
+    )
+    rows = [
+        [latex.name(variant), str(int(row.seeds)) if row.seeds else "--"]
+        + ["--" if math.isnan(row[k]) else number(row[k], 3) for k in ATTENTION_STATS]
+        for variant, row in per_variant.iterrows()
+    ]
+    measured = per_variant[per_variant.seeds > 0]
+    above = [
+        latex.name(variant)
+        for variant, row in measured.iterrows()
+        if row.argmax_on_top_key_share > 2 * row.chance_share
+    ]
+    if len(measured):
         body.append(
             "Table~\\ref{tab:attention} summarises the cross-attention rows of each analysed"
-            " model over the first test sentences: the row entropy divided by the log of the"
-            " number of readable keys (one for a uniform row, zero for a one-hot row), the mean"
-            " largest weight, and how often the largest weight lands on the key that gathers the"
-            " most weight in the sentence, against the share expected by chance. "
+            " model over the first test sentences, averaged over its seeds: the row entropy"
+            " divided by the log of the number of readable keys (one for a uniform row, zero for"
+            " a one-hot row), the mean largest weight, and how often the largest weight lands on"
+            " the key that gathers the most weight in the sentence, against the share expected by"
+            " chance. "
             + (
-                f"In {runs_named(above, len(rows))} that share is more than twice chance: one"
-                " key takes the"
+                f"In {runs_named(above, len(measured), 'model')} that share is more than twice"
+                " chance: one key takes the"
                 " largest weight whatever the target piece, which describes how the model routes"
                 " information, not which source word explains a translation. "
                 if above
@@ -739,10 +742,12 @@ def attention_section(paper: Paper) -> str:
         body.append(
             "\\begin{table}[htbp]\\centering\\small\n"
             + latex.tabular(
-                ["run", "row entropy", "max weight", "top-key share", "chance"], rows, "lrrrr"
+                ["model", "seeds", "row entropy", "max weight", "top-key share", "chance"],
+                rows,
+                "lrrrrr",
             )
-            + "\\caption{Cross attention of the trained models (teacher-forced on the first"
-            " sentences of the analysis test set). Rule \\texttt{attention\\_maps},"
+            + "\\caption{Cross attention of the trained models, mean over seeds (teacher-forced on"
+            " the first sentences of the analysis test set). Rule \\texttt{attention\\_maps},"
             " \\texttt{results/analysis/attention\\_<run>.csv}.}\\label{tab:attention}\n"
             "\\end{table}"
         )
