@@ -526,3 +526,16 @@ def test_the_attention_table_has_one_row_per_model_averaged_over_seeds(tmp_path)
     assert "gru\\_\\allowbreak{}dot & 1 & 0.500 & 0.900" in table
     assert "s1" not in table and "s2" not in table
     assert "In every model (2) that share is more than twice chance" in text
+
+
+def test_a_tiny_difference_does_not_fill_the_panel():
+    style.setup()
+    _, (ax,) = style.subplots(1)
+    ax.plot([0, 1], [3.704, 3.711])
+    style.min_span(ax, [3.704, 3.711])
+    low, high = ax.get_ylim()
+    assert high - low == pytest.approx(0.05 * 3.7075) and low < 3.704 and high > 3.711
+    _, (ax,) = style.subplots(1)
+    ax.plot([0, 1], [2.0, 4.0])
+    style.min_span(ax, [2.0, 4.0])  # a large difference keeps matplotlib's own limits
+    assert ax.get_ylim()[0] < 2.0 and ax.get_ylim()[1] > 4.0 and ax.get_ylim()[1] < 4.5

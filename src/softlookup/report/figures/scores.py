@@ -203,6 +203,7 @@ def sweep_figure(study: Study, key: str):
         axes[1].plot(rows["x"], rows[second], markersize=4, label=series, **styles[series])
     axes[0].set_ylabel("BLEU (%)")
     axes[1].set_ylabel(SECOND_PANEL[second])
+    style.min_span(axes[1], table[second])
     for ax in axes:
         ax.set_xticks(range(len(order)), order)
         ax.set_xlabel(SWEEP_LABELS.get(key, key))

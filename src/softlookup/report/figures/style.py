@@ -7,6 +7,7 @@ print), sizes figures with `figsize()` and writes them with `save()`.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import matplotlib
@@ -81,6 +82,18 @@ def note(ax, text: str) -> None:
     )
     ax.set_xticks([])
     ax.set_yticks([])
+
+
+def min_span(ax, values, relative: float = 0.05) -> None:
+    """A linear y axis at least `relative` x |mean| tall, centred on the data: a difference of a
+    few thousandths must not fill the panel as if it were large."""
+    values = [float(v) for v in values if not math.isnan(float(v))]
+    if not values:
+        return
+    low, high = min(values), max(values)
+    centre, span = (low + high) / 2, relative * abs(sum(values) / len(values))
+    if high - low < span:
+        ax.set_ylim(centre - span / 2, centre + span / 2)
 
 
 def log_axis(ax, values, axis: str = "x") -> None:
