@@ -539,3 +539,8 @@ def test_a_tiny_difference_does_not_fill_the_panel():
     ax.plot([0, 1], [2.0, 4.0])
     style.min_span(ax, [2.0, 4.0])  # a large difference keeps matplotlib's own limits
     assert ax.get_ylim()[0] < 2.0 and ax.get_ylim()[1] > 4.0 and ax.get_ylim()[1] < 4.5
+
+
+def test_sequence_lengths_are_labelled_short():
+    labels = [style.tick_label(v) for v in (64, 1000, 1024, 16384, 25.0)]
+    assert labels == ["64", "1000", "1k", "16k", "25"]

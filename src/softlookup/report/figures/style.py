@@ -97,7 +97,7 @@ def min_span(ax, values, relative: float = 0.05) -> None:
 
 
 def log_axis(ax, values, axis: str = "x") -> None:
-    """A log axis labelled at the measured values in plain numbers (no crowded minor labels)."""
+    """A log axis labelled at the measured values in short numbers (no crowded minor labels)."""
     from matplotlib.ticker import NullFormatter
 
     ticks = sorted({float(v) for v in values if v and v > 0})
@@ -105,7 +105,14 @@ def log_axis(ax, values, axis: str = "x") -> None:
     target = ax.xaxis if axis == "x" else ax.yaxis
     target.set_minor_formatter(NullFormatter())
     if ticks:
-        getattr(ax, f"set_{axis}ticks")(ticks, [f"{t:g}" for t in ticks])
+        getattr(ax, f"set_{axis}ticks")(ticks, [tick_label(t) for t in ticks])
+
+
+def tick_label(value: float) -> str:
+    """1024 -> '1k', 16384 -> '16k' (powers of two as sequence lengths are written); else '%g'."""
+    if value >= 1024 and value % 1024 == 0:
+        return f"{value / 1024:g}k"
+    return f"{value:g}"
 
 
 def save(fig, out: Path) -> Path:
