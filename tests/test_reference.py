@@ -172,6 +172,21 @@ def test_snapshot_keeps_small_outputs_and_provenance(tmp_path):
     assert "1.0 min wall" in (out / "README.md").read_text()
 
 
+def test_snapshot_reads_the_checkout_state_before_replacing_the_reference(tmp_path, monkeypatch):
+    """The committed reference is tracked: read after the copies, every snapshot said
+    '(uncommitted changes)'."""
+    source = build(tmp_path / "build")
+    for name in ("paper.pdf", "manifest.json", "checks.csv"):
+        (source / name).write_text("x")
+    out = tmp_path / "reference" / "test"
+    seen = []
+    real = snapshot.environment
+    monkeypatch.setattr(snapshot, "environment", lambda: seen.append(out.exists()) or real())
+    files = {kind: source / name for kind, name in snapshot.FILE_NAMES.items()}
+    snapshot.snapshot(files, {}, "test", tmp_path / "benchmarks", out)
+    assert seen == [False]
+
+
 def test_snapshot_refuses_an_unfinished_build(tmp_path):
     files = {kind: tmp_path / name for kind, name in snapshot.FILE_NAMES.items()}
     with pytest.raises(FileNotFoundError, match="paper"):

@@ -57,11 +57,11 @@ def snapshot(
     missing = [f"{kind}: {path}" for kind, path in files.items() if not Path(path).is_file()]
     if missing:
         raise FileNotFoundError(f"cannot snapshot a build that lacks {', '.join(missing)}")
+    env = environment()  # before the copies: the committed reference they replace is tracked
     out_dir.mkdir(parents=True, exist_ok=True)
     for kind, path in files.items():
         shutil.copyfile(path, out_dir / FILE_NAMES[kind])
     per_rule = rule_seconds(benchmarks)
-    env = environment()
     provenance = {
         "made": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "config_name": config_name,
