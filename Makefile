@@ -65,6 +65,7 @@ rundir:
 	mkdir -p $(RUN_DIR)/paper resources
 	ln -sfn ../../config $(RUN_DIR)/config
 	ln -sfn ../../workflow $(RUN_DIR)/workflow
+	ln -sfn ../../benchmarks $(RUN_DIR)/benchmarks
 	ln -sfn ../../resources $(RUN_DIR)/resources
 	for source in paper.tex refs.bib sections; do \
 		ln -sfn ../../../paper/$$source $(RUN_DIR)/paper/$$source; done

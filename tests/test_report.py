@@ -504,7 +504,7 @@ def test_gpu_rows_measured_elsewhere_name_their_source(tmp_path):
     config = {**CONFIG, "bench": {"devices": ["cpu"], "measured": ["benchmarks/gpu/NVIDIA_H200"]}}
     text = generate(results, config=config)["results.tex"]
     assert (
-        "The cuda rows were not measured by this build: \\texttt{scripts/gpu\\_check.sh} measured"
+        "The cuda rows come from outside this build: \\texttt{scripts/gpu\\_check.sh} measured"
         " them on NVIDIA H200 (torch 2.11.0, Triton 3.6.0) at commit \\texttt{c698d93}"
     ) in text
     assert "No GPU benchmark is configured" not in text

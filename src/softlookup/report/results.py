@@ -579,7 +579,7 @@ def measured_elsewhere(study: Study, bench_config: dict) -> str:
         for row in sources.itertuples()
     ])  # fmt: skip
     return (
-        f"The {words_list(sorted({escape(d) for d in rows['device']}))} rows were not measured by"
+        f"The {words_list(sorted({escape(d) for d in rows['device']}))} rows come from outside"
         f" this build: \\texttt{{scripts/gpu\\_check.sh}} measured them on {origin}, and this"
         " build reads them as they are from "
         + words_list([f"\\texttt{{{escape(folder)}/}}" for folder in folders])
