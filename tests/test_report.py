@@ -502,7 +502,9 @@ def test_gpu_rows_measured_elsewhere_name_their_source(tmp_path):
     measured = ROOT / "benchmarks" / "gpu" / "NVIDIA_H200" / "attention_cuda.csv"
     shutil.copy(measured, results / "bench" / "attention_cuda.csv")
     config = {**CONFIG, "bench": {"devices": ["cpu"], "measured": ["benchmarks/gpu/NVIDIA_H200"]}}
-    text = generate(results, config=config)["results.tex"]
+    files = generate(results, config=config)
+    text = files["results.tex"]
+    assert "The GPU kernel rows come from one run of" in text_of(files)  # threats to validity
     assert (
         "The cuda rows come from outside this build: \\texttt{scripts/gpu\\_check.sh} measured"
         " them on NVIDIA H200 (torch 2.11.0, Triton 3.6.0) at commit \\texttt{c698d93}"

@@ -238,9 +238,17 @@ def threats(paper: Paper) -> str:
     )
     env = run_environment([r.meta for r in study.runs.values()])
     if env.get("device", "cpu") == "cpu":
+        elsewhere = study.config.get("bench", {}).get("measured")
         items.append(
-            "\\item \\emph{Timing.} Times were measured on a shared CPU; they include"
-            " noise from other processes and say nothing about GPU speed."
+            "\\item \\emph{Timing.} Training and generation were timed on a shared CPU; those"
+            " times include noise from other processes and say nothing about training speed on"
+            " a GPU."
+            + (
+                " The GPU kernel rows come from one run of \\texttt{scripts/gpu\\_check.sh}"
+                " outside this build, at the commit Section~\\ref{sec:cost} names."
+                if elsewhere
+                else ""
+            )
         )
     claims = study.claims
     if not claims.empty and "verdict" in claims:
