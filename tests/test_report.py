@@ -324,9 +324,11 @@ def test_a_pending_claim_says_what_is_missing(tmp_path):
         " results/tables/comparisons.csv"
     )
     claims.to_csv(results / "claims" / "claims.csv", index=False)
-    text = generate(results)["results.tex"]
+    files = generate(results)
+    text = files["results.tex"]
     assert "Claim D1 (claim D1 in a few words) is pending in this build: no comparison d1" in text
     assert_no_placeholders(text)
+    assert "1 claim (D1) has no verdict in this build; the ledger says why." in text_of(files)
 
 
 def test_claims_table_macros_and_checks(tmp_path):

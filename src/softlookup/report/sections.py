@@ -254,10 +254,12 @@ def threats(paper: Paper) -> str:
     if not claims.empty and "verdict" in claims:
         pending = claims[claims["verdict"] == "pending"]
         if len(pending):
+            one = len(pending) == 1
             items.append(
-                f"\\item \\emph{{Pending claims.}} {len(pending)} claims ("
+                f"\\item \\emph{{Pending claims.}} {len(pending)} claim{'' if one else 's'} ("
                 + escape(", ".join(pending["id"].astype(str)))
-                + ") have no verdict in this build; the ledger says why for each."
+                + f") {'has' if one else 'have'} no verdict in this build; the ledger says why"
+                + ("." if one else " for each.")
             )
     bad = facts[facts["status"] != "ok"] if "status" in facts else facts.iloc[:0]
     if len(bad):
