@@ -548,3 +548,15 @@ def test_a_tiny_difference_does_not_fill_the_panel():
 def test_sequence_lengths_are_labelled_short():
     labels = [style.tick_label(v) for v in (64, 1000, 1024, 16384, 25.0)]
     assert labels == ["64", "1000", "1k", "16k", "25"]
+
+
+def test_head_panels_share_the_first_panels_piece_labels():
+    rows = [{"layer": 0, "head": head, "query_pos": q, "key_pos": k, "query_token": f"q{q}",
+             "key_token": f"k{k}", "weight": 0.5} for head in (0, 1) for q in (0, 1) for k in (0, 1)]  # fmt: skip
+    style.setup()
+    fig = alignment.alignment_figure(pd.DataFrame(rows))
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in panels] == ["mean over heads", "head 0", "head 1"]
+    assert [t.get_text() for t in panels[0].get_xticklabels()] == ["k0", "k1"]
+    assert all(not any(t.get_text() for t in ax.get_xticklabels()) for ax in panels[1:])
+    assert [ax.get_xlabel() for ax in panels] == ["source piece (key)", "", ""]

@@ -54,10 +54,11 @@ def alignment_figure(table: pd.DataFrame):
         matrix = rows.pivot(index="query_pos", columns="key_pos", values="weight")
         image = ax.imshow(matrix.to_numpy(), cmap=style.CMAP, vmin=0, vmax=top, aspect="auto")
         ax.set_title(title)
-        ax.set_xticks(range(len(keys)), keys, rotation=90, fontsize=5)
+        # the pieces once, on the first panel: the heads share its columns and rows
+        ax.set_xticks(range(len(keys)), keys if i == 0 else [], rotation=90, fontsize=5)
         ax.set_yticks(range(len(queries)), queries if i == 0 else [], fontsize=5)
-        ax.set_xlabel("source piece (key)")
         ax.grid(False)
+    axes[0].set_xlabel("source piece (key)")
     axes[0].set_ylabel("target piece (query)")
     fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
     return fig
