@@ -526,9 +526,9 @@ def training_section(paper: Paper) -> str:
     runs = curves["run"].nunique()
     if still_falling:
         body.append(
-            f"The validation loss of {runs_named(still_falling, runs)} was still falling at the last epoch (or only one"
-            " epoch ran): these models are not converged, and their scores understate what the"
-            " architecture can do. "
+            f"The validation loss of {runs_named(still_falling, runs)} was still falling at the"
+            " last epoch (or only one epoch ran): these models are not converged, and their scores"
+            " understate what the architecture can do. "
         )
     else:
         body.append("Every run's validation loss stopped falling before its last epoch. ")

@@ -113,9 +113,7 @@ def kernel_figure(study: Study):
         style.log_axis(ax, table["seq_len"])
         ax.set(yscale="log", xlabel="sequence length N (tokens)", ylabel=ylabel)
         ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    handles, labels = axes[0].get_legend_handles_labels()  # below both panels: no line hidden
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4,
-               fontsize="x-small", frameon=False)  # fmt: skip
+    style.legend_below(fig, axes[0], ncol=4)
     return fig
 
 

@@ -84,6 +84,13 @@ def note(ax, text: str) -> None:
     ax.set_yticks([])
 
 
+def legend_below(fig, ax, ncol: int, fontsize="x-small") -> None:
+    """The legend of `ax` under all panels of `fig`, where it hides no line."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol,
+               fontsize=fontsize, frameon=False)  # fmt: skip
+
+
 def min_span(ax, values, relative: float = 0.05) -> None:
     """A linear y axis at least `relative` x |mean| tall, centred on the data: a difference of a
     few thousandths must not fill the panel as if it were large."""

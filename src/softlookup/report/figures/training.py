@@ -59,9 +59,7 @@ def training_figure(study: Study):
     if len(styles) <= 8:
         axes[1].legend(fontsize=5, loc="upper right")
     else:  # many variants: one legend below both panels
-        handles, labels = axes[1].get_legend_handles_labels()
-        fig.legend(handles, labels, fontsize=5, loc="upper center", ncol=3, frameon=False,
-                   bbox_to_anchor=(0.5, 0.0))  # fmt: skip
+        style.legend_below(fig, axes[1], ncol=3, fontsize=5)
     return fig
 
 
