@@ -360,3 +360,30 @@ def test_a_sweep_over_a_train_key_lands_in_the_points_train_settings(config):
     assert "max_source_words" not in {k for k in point.model if k != "train"}
     config["sweeps"]["words"]["values"] = ["many"]
     assert "sweeps.words" in errors_of(config)
+
+
+def test_the_train_defaults_must_choose_an_epoch_count(config):
+    del config["train"]["epochs"]
+    assert "epochs" in errors_of(config)
+    config["train"]["epochs"] = 2
+    config["models"]["gru_none"]["train"] = {"lr": 0.001}  # a model's override needs none
+    check(config, SCHEMA)
+
+
+# --- scheduling: the longest training jobs first ------------------------------------------------
+
+def test_many_thread_and_long_training_jobs_start_first(tmp_path):
+    workdir = workdir_with_project(tmp_path)
+    mine = write_config(workdir, {
+        "run_only": ["gru_none", "transformer", "sweep_transformer"],
+        "analysis": {"runs": ["transformer-s1"]},
+        "resources": {"threads": {"train": 1, "train_by_model": {"transformer": 2},
+                                  "translate": 1}},
+        "models": {"gru_none": {"train": {"epochs": 3}}}})
+    result = snakemake(workdir, "--configfile", "config/test.yaml", mine, "--dry-run")
+    assert result.returncode == 0, result.stderr[-3000:]
+    jobs = re.findall(r"rule train:.*?variant=([^,\s]+), seed=\d+\s+priority: (\d+)",
+                      result.stdout, flags=re.S)
+    priority = {variant: int(value) for variant, value in jobs}
+    epochs = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())["train"]["epochs"]
+    assert priority == {"transformer": 2 * epochs, "gru_none": 3, "sweep_transformer": epochs}

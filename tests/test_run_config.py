@@ -21,13 +21,13 @@ def test_run_config_holds_the_settings_and_follows_their_changes(tmp_path):
     assert settings["run"] == "sweep_transformer.heads-1-s1" and settings["seed"] == 1
     assert settings["base_model"] == "sweep_transformer" and settings["sweep"] == {"heads": 1}
     assert settings["model"]["heads"] == 1 and "train" not in settings["model"]
-    assert settings["train"]["epochs"] == 1  # the model's own train: override, over the defaults
+    assert settings["train"]["epochs"] == 1  # test.yaml's train defaults
 
     again = snakemake(workdir, RUN, "--dry-run", "--configfile", "config/test.yaml")
     assert "Nothing to be done" in again.stdout + again.stderr
 
     config = yaml.safe_load((workdir / "config" / "test.yaml").read_text())
-    config["models"]["sweep_transformer"]["train"]["lr"] = 0.004
+    config["models"]["sweep_transformer"]["train"] = {"lr": 0.004}  # the model's own override
     config["models"]["sweep_transformer"]["dropout"] = 0.05
     changed = workdir / "config" / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))

@@ -61,6 +61,14 @@ def training_threads(variant):
     return _by_model(RESOURCES["threads"], "train", variant)
 
 
+def training_priority(wildcards):
+    """Longest training jobs first (Snakemake's `priority:`): its threads x epochs, a job's
+    expected share of the machine. A many-thread job left to the end waits for every core to
+    come free while the last one-thread jobs finish, and then runs alone."""
+    run = run_config(wildcards.variant, wildcards.seed)
+    return training_threads(wildcards.variant) * run["train"]["epochs"]
+
+
 # GPUs of each job that runs a model (train, translate): one switch, 0 on CPU.
 MODEL_GPUS = RESOURCES["gpus_per_training_job"]
 # Retries of a failed training job (it resumes from its checkpoint): a job killed at its time

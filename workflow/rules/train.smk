@@ -47,6 +47,7 @@ rule train:
     params:
         data_dir=DATA_DIR,
     threads: lambda wildcards: training_threads(wildcards.variant)
+    priority: training_priority
     resources:
         gpu=MODEL_GPUS,
         runtime=training_runtime,
