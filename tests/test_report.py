@@ -560,3 +560,19 @@ def test_head_panels_share_the_first_panels_piece_labels():
     assert [t.get_text() for t in panels[0].get_xticklabels()] == ["k0", "k1"]
     assert all(not any(t.get_text() for t in ax.get_xticklabels()) for ax in panels[1:])
     assert [ax.get_xlabel() for ax in panels] == ["source piece (key)", "", ""]
+
+
+def test_the_setup_names_the_models_with_their_own_training_settings():
+    models = {
+        "gru_none": {"arch": "gru", "train": {"lr": 0.003}},
+        "gru_dot": {"arch": "gru", "train": {"lr": 0.003}},
+        "transformer": {"arch": "transformer", "train": {"epochs": 3, "lr": 0.003}},
+        "untrained": {"arch": "gru", "train": {"lr": 0.1}},
+        "plain": {"arch": "gru"},
+    }
+    facts = pd.DataFrame({"base_model": ["gru_none", "gru_dot", "transformer", "plain"]})
+    text = sections.own_training_settings(models, facts)
+    assert "gru\\_\\allowbreak{}none and gru\\_\\allowbreak{}dot: lr 0.003" in text
+    assert "transformer: epochs 3, lr 0.003" in text
+    assert "untrained" not in text and "plain" not in text and "0.1" not in text
+    assert sections.own_training_settings({"plain": {"arch": "gru"}}, facts) == ""

@@ -170,12 +170,13 @@ def setup(paper: Paper) -> str:
         train = config.get("train", {})
         if train:
             text.append(
-                f"Training uses AdamW with learning rate {escape(train.get('lr'))},"
+                f"Training uses AdamW with learning rate {escape(train.get('lr'))}"
+                f" ({escape(train.get('warmup_steps'))} warmup steps, then cosine decay),"
                 f" batches of about {escape(train.get('max_tokens'))} tokens, label"
                 f" smoothing {escape(train.get('label_smoothing'))} and early stopping"
                 f" after {escape(train.get('patience'))} epochs without improvement"
-                f" (at most {escape(train.get('epochs'))} epochs unless a model sets"
-                " its own). "
+                f" (at most {escape(train.get('epochs'))} epochs). "
+                + own_training_settings(config.get("models", {}), facts)
             )
     env = run_environment([r.meta for r in study.runs.values()])
     if env:
@@ -193,6 +194,26 @@ def setup(paper: Paper) -> str:
         + ". "
     )
     return "\n\n".join(text) + "\n"
+
+
+def own_training_settings(models: dict, facts: pd.DataFrame) -> str:
+    """'Models that set their own: a and b lr 0.003; c epochs 3.' for the trained base models
+    whose config overrides the training defaults (their sweep points inherit them)."""
+    trained = set(facts.get("base_model", pd.Series(dtype=str)).dropna())
+    groups: dict[str, list[str]] = {}
+    for name, model in models.items():
+        if name in trained and model.get("train"):
+            settings = ", ".join(
+                f"{escape(key)} {escape(value)}" for key, value in sorted(model["train"].items())
+            )
+            groups.setdefault(settings, []).append(latex.name(name))
+    if not groups:
+        return ""
+    return (
+        "Models that set their own (their sweep points too): "
+        + "; ".join(f"{words_list(names)}: {settings}" for settings, names in groups.items())
+        + ". "
+    )
 
 
 def threats(paper: Paper) -> str:
