@@ -169,13 +169,18 @@ def setup(paper: Paper) -> str:
         )
         train = config.get("train", {})
         if train:
+            epochs, patience = train.get("epochs"), train.get("patience")
             text.append(
                 f"Training uses AdamW with learning rate {escape(train.get('lr'))}"
                 f" ({escape(train.get('warmup_steps'))} warmup steps, then cosine decay),"
-                f" batches of about {escape(train.get('max_tokens'))} tokens, label"
-                f" smoothing {escape(train.get('label_smoothing'))} and early stopping"
-                f" after {escape(train.get('patience'))} epochs without improvement"
-                f" (at most {escape(train.get('epochs'))} epochs). "
+                f" batches of about {escape(train.get('max_tokens'))} tokens and label"
+                f" smoothing {escape(train.get('label_smoothing'))}, for {escape(epochs)} epochs"
+                + (
+                    f", stopping early after {escape(patience)} epochs without improvement"
+                    if patience is not None and epochs is not None and patience < epochs
+                    else ""
+                )
+                + ". "
                 + own_training_settings(config.get("models", {}), facts)
             )
     env = run_environment([r.meta for r in study.runs.values()])
