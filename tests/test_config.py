@@ -372,7 +372,7 @@ def test_the_train_defaults_must_choose_an_epoch_count(config):
 
 # --- scheduling: the longest training jobs first ------------------------------------------------
 
-def test_many_thread_and_long_training_jobs_start_first(tmp_path):
+def test_training_jobs_are_prioritised_by_threads_times_epochs(tmp_path):
     workdir = workdir_with_project(tmp_path)
     mine = write_config(workdir, {
         "run_only": ["gru_none", "transformer", "sweep_transformer"],

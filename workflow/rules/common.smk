@@ -62,9 +62,10 @@ def training_threads(variant):
 
 
 def training_priority(wildcards):
-    """Longest training jobs first (Snakemake's `priority:`): its threads x epochs, a job's
-    expected share of the machine. A many-thread job left to the end waits for every core to
-    come free while the last one-thread jobs finish, and then runs alone."""
+    """Longest training jobs first (Snakemake's `priority:`): threads x epochs, a job's expected
+    share of the machine, so that no long job is left to run alone at the end. A job needing
+    more cores than are free still waits (Snakemake gives a freed core to the best job that
+    fits), which is why config.yaml gives every job one thread."""
     run = run_config(wildcards.variant, wildcards.seed)
     return training_threads(wildcards.variant) * run["train"]["epochs"]
 
