@@ -173,7 +173,7 @@ def setup(paper: Paper) -> str:
             text.append(
                 f"Training uses AdamW with learning rate {escape(train.get('lr'))}"
                 f" ({escape(train.get('warmup_steps'))} warmup steps, then cosine decay),"
-                f" batches of about {escape(train.get('max_tokens'))} tokens and label"
+                f" batches of about {number(train.get('max_tokens', 0), 0)} tokens and label"
                 f" smoothing {escape(train.get('label_smoothing'))}, for {escape(epochs)} epochs"
                 + (
                     f", stopping early after {escape(patience)} epochs without improvement"
