@@ -576,3 +576,13 @@ def test_the_setup_names_the_models_with_their_own_training_settings():
     assert "transformer: epochs 3, lr 0.003" in text
     assert "untrained" not in text and "plain" not in text and "0.1" not in text
     assert sections.own_training_settings({"plain": {"arch": "gru"}}, facts) == ""
+
+
+@pytest.mark.parametrize("patience, said", [(2, False), (1, True)])
+def test_early_stopping_is_named_where_the_longest_run_could_stop(tmp_path, patience, said):
+    results = make_results(tmp_path, BASE)  # every run trains 2 epochs
+    config = {**CONFIG, "train": {"epochs": 1, "patience": patience, "lr": 0.002}}
+    setup_text = generate(results, config=config)["setup.tex"]
+    assert "for 1 epoch," in setup_text or "for 1 epoch." in setup_text
+    assert ("stopping early after 1 epoch without" in setup_text) is said
+    assert "after 2 epochs" not in setup_text

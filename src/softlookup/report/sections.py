@@ -170,14 +170,17 @@ def setup(paper: Paper) -> str:
         train = config.get("train", {})
         if train:
             epochs, patience = train.get("epochs"), train.get("patience")
+            # early stopping can trigger only in a run longer than the patience (a model may
+            # train for more epochs than the default)
+            longest = facts["epochs"].max() if "epochs" in facts else epochs
             text.append(
                 f"Training uses AdamW with learning rate {escape(train.get('lr'))}"
                 f" ({escape(train.get('warmup_steps'))} warmup steps, then cosine decay),"
                 f" batches of about {number(train.get('max_tokens', 0), 0)} tokens and label"
-                f" smoothing {escape(train.get('label_smoothing'))}, for {escape(epochs)} epochs"
+                f" smoothing {escape(train.get('label_smoothing'))}, for {epochs_text(epochs)}"
                 + (
-                    f", stopping early after {escape(patience)} epochs without improvement"
-                    if patience is not None and epochs is not None and patience < epochs
+                    f", stopping early after {epochs_text(patience)} without improvement"
+                    if patience is not None and longest is not None and patience < longest
                     else ""
                 )
                 + ". "
@@ -199,6 +202,10 @@ def setup(paper: Paper) -> str:
         + ". "
     )
     return "\n\n".join(text) + "\n"
+
+
+def epochs_text(n) -> str:
+    return f"{escape(n)} epoch{'' if n == 1 else 's'}"
 
 
 def own_training_settings(models: dict, facts: pd.DataFrame) -> str:
