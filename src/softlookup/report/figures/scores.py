@@ -62,7 +62,7 @@ def bleu_by_length(study: Study):
             ax.errorbar(
                 rows["x"],
                 rows["value"],
-                yerr=[rows["value"] - rows["ci_low"], rows["ci_high"] - rows["value"]],
+                yerr=style.interval_errors(rows),
                 capsize=2,
                 label=model,
                 markersize=4,
@@ -194,7 +194,7 @@ def sweep_figure(study: Study, key: str):
         axes[0].errorbar(
             rows["x"],
             rows["value"],
-            yerr=[rows["value"] - rows["ci_low"], rows["ci_high"] - rows["value"]],
+            yerr=style.interval_errors(rows),
             capsize=2,
             markersize=4,
             label=series,

@@ -103,6 +103,14 @@ def min_span(ax, values, relative: float = 0.05) -> None:
         ax.set_ylim(centre - span / 2, centre + span / 2)
 
 
+def interval_errors(rows) -> list:
+    """matplotlib's yerr of rows with value, ci_low, ci_high. sacrebleu rounds its interval to
+    the printed digits, so a BLEU of 0.00001 can sit just above an interval of [0.0, 0.0]: such
+    an error bar is drawn with length 0, never negative."""
+    return [(rows["value"] - rows["ci_low"]).clip(lower=0),
+            (rows["ci_high"] - rows["value"]).clip(lower=0)]  # fmt: skip
+
+
 def log_axis(ax, values, axis: str = "x") -> None:
     """A log axis labelled at the measured values in short numbers (no crowded minor labels)."""
     from matplotlib.ticker import NullFormatter
