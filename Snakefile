@@ -39,6 +39,7 @@ wildcard_constraints:
     variant=r"[A-Za-z0-9_.-]+",
     seed=r"\d+",
     test_set=r"[A-Za-z0-9_.]+",
+    epoch=r"\d+",
 
 
 include: "workflow/rules/common.smk"

@@ -17,6 +17,7 @@ from softlookup.config import (
     ConfigError,
     all_variants,
     check,
+    ladder_points,
     load_schema,
     measured_bench,
     select,
@@ -387,3 +388,24 @@ def test_training_jobs_are_prioritised_by_threads_times_epochs(tmp_path):
     priority = {variant: int(value) for variant, value in jobs}
     epochs = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())["train"]["epochs"]
     assert priority == {"transformer": 2 * epochs, "gru_none": 3, "sweep_transformer": epochs}
+
+
+# --- the converged study (issue 22) ---------------------------------------------------------------
+
+CONVERGED_PARTS = ["converged_recurrent.yaml", "converged_scale.yaml", "converged_heads.yaml"]
+
+
+def test_the_converged_study_and_its_parts_pass_and_cover_it():
+    whole = check(merged("converged.yaml"), SCHEMA)
+    parts = [check(merged("converged.yaml", part), SCHEMA) for part in CONVERGED_PARTS]
+    assert set().union(*parts) == set(whole)
+    for variant in whole.values():  # every run stops early or at a cap of 10, keeping 1, 2, 4, 8
+        train = {**merged("converged.yaml")["train"], **variant.model.get("train", {})}
+        assert train["epochs"] == 10 and ladder_points(train) == [1, 2, 4, 8]
+
+
+def test_a_ladder_point_must_be_an_epoch_or_final(config):
+    config["train"]["ladder"] = [1, "last"]
+    assert "ladder" in errors_of(config)
+    config["train"]["ladder"] = [2, 2]
+    assert "ladder" in errors_of(config)

@@ -342,7 +342,7 @@ def study_comparisons(heads8=(0.8, 0.3, 1.3), gap_grows=True) -> pd.DataFrame:
     deltas = [0.2, 0.6, 1.4, 2.5, 3.1] if gap_grows else [1.6, 1.4, 1.5, 1.2, 1.0]
     for d_k, delta in zip([8, 16, 32, 64, 128], deltas):
         rows.append(comparison(f"d3_scaled_vs_unscaled_dk{d_k}", delta, delta - 0.5, delta + 0.5))
-    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS).assign(epoch="final")
 
 
 def study_scores() -> pd.DataFrame:
@@ -356,7 +356,7 @@ def study_scores() -> pd.DataFrame:
         rows.append({**dict.fromkeys(COLUMNS, ""), "run": run, "variant": variant,
                      "tokens_per_s": tokens, "device": "cpu", "test_set": "train",
                      "bucket": "all", "metric": "final_train_loss", "value": loss})  # fmt: skip
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return pd.DataFrame(rows, columns=COLUMNS).assign(epoch="final")
 
 
 def test_d_claims_are_judged_on_the_paired_comparisons(tmp_path):

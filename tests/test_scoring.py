@@ -14,6 +14,7 @@ from softlookup.evaluate.score import (
     bucket_label,
     bucket_labels,
     bucket_order,
+    final_point,
     score_test_set,
 )
 
@@ -85,6 +86,19 @@ def test_small_buckets_are_left_out_and_misaligned_files_fail():
 
 GRU = {"arch": "gru", "attention": "dot", "emb_dim": 8, "hidden_dim": 16}
 TRANSFORMER = {"arch": "transformer", "d_model": 32, "heads": 4, "scale": False}
+
+
+def write_point(run_dir, point, hypotheses):
+    """A budget point's translations and scores, as train, translate_point and score_point
+    leave them (the run's meta.json lists the point)."""
+    (run_dir / "ladder").mkdir(exist_ok=True)
+    (run_dir / "ladder" / f"hyp.e{point}.t.en").write_text("".join(h + "\n" for h in hypotheses))
+    score_test_set("t", SOURCES, hypotheses, REFERENCES, edges=[0, 10, 20],
+                   min_bucket_sentences=20, n_bootstrap=1,
+                   ).to_csv(run_dir / "ladder" / f"scores.e{point}.t.csv", index=False)
+    meta = json.loads((run_dir / "meta.json").read_text())
+    meta.setdefault("ladder", {"final": {"weights_epoch": 3}})[str(point)] = {"weights_epoch": 1}
+    (run_dir / "meta.json").write_text(json.dumps(meta))
 
 
 def write_run(run_dir, status, model=GRU, variant="a", seed=1, hypotheses=HYPOTHESES):
@@ -196,6 +210,39 @@ def test_a_paired_comparison_finds_the_better_system(tmp_path, capsys):
     assert share.mean_b == pytest.approx(long.mean_b / short.mean_b)
     assert share.mean_a == pytest.approx(long.mean_a / short.mean_a)
     assert rows.loc[("b_vs_a", ">20", "bleu")].delta == pytest.approx(0)
+
+
+WORSE = ["a man on a bike"] * 30 + ["a dog"] * 25
+
+
+def test_budget_points_are_scored_and_compared_beside_the_final_models(tmp_path):
+    """Point 1: b no better than a; final: b better. Both are rows, told apart by `epoch`."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "t.de").write_text("".join(s + "\n" for s in SOURCES))
+    (tmp_path / "data" / "t.en").write_text("".join(r + "\n" for r in REFERENCES))
+    runs = tmp_path / "runs"
+    write_run(runs / "a-s1", "ok", variant="a", hypotheses=WORSE)
+    write_run(runs / "b-s1", "ok", variant="b")
+    write_run(runs / "c-s1", "ok", variant="c")  # trained without a ladder
+    for run in ("a-s1", "b-s1"):
+        write_point(runs / run, 1, WORSE)
+    points = sorted(runs.glob("*/ladder/scores.e*.csv"))
+    scores = collect(["a-s1", "b-s1", "c-s1"], runs, ["t"], points)
+    bleu = scores[(scores.metric == "bleu") & (scores.bucket == "all")]
+    assert sorted(map(tuple, bleu[["run", "epoch"]].values)) == [
+        ("a-s1", "1"), ("a-s1", "final"), ("b-s1", "1"), ("b-s1", "final"), ("c-s1", "final")]
+    assert set(scores[scores.test_set == "train"].epoch) == {"final"}
+    assert len(final_point(scores)) == len(collect(["a-s1", "b-s1", "c-s1"], runs, ["t"]))
+
+    table = comparing.compare(
+        [("b_vs_a", "a", "b", "t"), ("c_vs_a", "a", "c", "t")], runs,
+        ["a-s1", "b-s1", "c-s1"], tmp_path / "data", "de", "en", edges=[0, 10, 20],
+        min_bucket_sentences=20, resamples=50, seed=0,
+    )  # fmt: skip
+    whole = table[(table.metric == "bleu") & (table.bucket == "all")].set_index(
+        ["comparison", "epoch"]).delta  # fmt: skip
+    assert whole.loc[("b_vs_a", "1")] == 0 and whole.loc[("b_vs_a", "final")] > 0
+    assert set(table[table.comparison == "c_vs_a"].epoch) == {"final"}  # c has no point 1
 
 
 def test_compare_command_line_writes_the_table(tmp_path):

@@ -189,3 +189,40 @@ def test_a_compiled_gru_decoder_step_trains_like_the_eager_one(data, tmp_path):
     )
     assert compiled["train_config"]["compile"] and compiled["status"] == "ok"
     assert compiled["best_val_loss"] == pytest.approx(eager["best_val_loss"], rel=1e-4)
+
+
+def ladder_run(epochs, ladder, patience=5):
+    return {**RUN, "train": {**RUN["train"], "epochs": epochs, "ladder": ladder,
+                             "patience": patience}}  # fmt: skip
+
+
+def test_a_ladder_point_keeps_the_best_weights_of_its_first_epochs(data, tmp_path, monkeypatch):
+    """Point k holds the best validation weights of epochs 1..k; the cap is the final model."""
+    losses = iter([3.0, 2.0, 2.5, 1.0])  # epoch 2 best by its third; epoch 4 best of all
+    monkeypatch.setattr(training, "validation_loss", lambda *args: next(losses))
+    meta = training.train(ladder_run(4, [1, 3, 4, "final"]), *data, tmp_path)
+    assert meta["stop_reason"] == "epoch cap"
+    assert {k: v["weights_epoch"] for k, v in meta["ladder"].items()} == {
+        "1": 1, "3": 2, "final": 4}  # fmt: skip
+    for point in (1, 3):
+        kept = load_model(tmp_path / "ladder" / f"e{point}.pt").state_dict()
+        assert kept.keys() == load_model(tmp_path / "model.pt").state_dict().keys()
+    three = load_model(tmp_path / "ladder" / "e3.pt").state_dict()
+    final = load_model(tmp_path / "model.pt").state_dict()
+    assert not all(torch.equal(three[name], final[name]) for name in final)
+
+
+def test_a_point_past_an_early_stop_is_the_final_model(data, tmp_path, monkeypatch):
+    losses = iter([2.0, 2.5, 2.6])  # no better epoch after the first: patience 2 stops at 3
+    monkeypatch.setattr(training, "validation_loss", lambda *args: next(losses))
+    meta = training.train(ladder_run(10, [2, 8], patience=2), *data, tmp_path)
+    assert meta["stop_reason"] == "early stop" and meta["epochs"] == 3
+    assert meta["ladder"]["8"] == {"weights_epoch": 1, "val_loss": 2.0, "stopped_before": True}
+    eight = (tmp_path / "ladder" / "e8.pt").read_bytes()
+    assert eight == (tmp_path / "model.pt").read_bytes()
+
+
+def test_a_ladder_point_added_after_training_is_refused(data, tmp_path):
+    training.train(ladder_run(2, []), *data, tmp_path)
+    with pytest.raises(RuntimeError, match="ladder point 1 was not kept"):
+        training.train(ladder_run(2, [1]), *data, tmp_path)  # same checkpoint: ladder not in it

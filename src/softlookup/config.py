@@ -185,6 +185,12 @@ def select(variants: dict[str, Variant], patterns: list[str] | None) -> dict[str
     return {name: variant for name, variant in variants.items() if name in chosen}
 
 
+def ladder_points(train: dict) -> list[int]:
+    """A run's training-budget points (epochs) below its epoch cap, from its train settings:
+    "final" and points at or past the cap are the final model."""
+    return sorted({p for p in train.get("ladder") or [] if p != "final" and p < train["epochs"]})
+
+
 def prepared_splits(config: dict) -> list[str]:
     """Every split prepare writes: data.splits, <test split>.concat<k>, data.joined_tests."""
     splits = list(config["data"]["splits"])

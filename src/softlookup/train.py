@@ -6,6 +6,9 @@ Writes into --out-dir (default: the config's directory), see models/checkpoint.p
 checkpoint.pt (last finished epoch, for resuming), best.pt (best validation weights, kept across
 resumes), model.pt (a copy of best.pt), log.csv (one row per epoch: train and validation loss,
 tokens, seconds, tokens/s) and meta.json (settings, status "ok" or "diverged", versions, time).
+With a training-budget ladder (`train.ladder`, epochs), ladder/e<k>.pt holds, for each point k,
+the weights the run would deliver with a budget of k epochs: the best validation weights of its
+first k epochs (a run that stopped before k delivers its final weights there too).
 
 A checkpoint is resumed only when it was trained on exactly this run: the same model and train
 settings (defaults filled in), seed, languages, BPE model and training/validation text, and the
@@ -20,8 +23,9 @@ import hashlib
 import json
 import math
 import random
+import shutil
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +33,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from .config import ladder_points
 from .data import bpe
 from .data.batching import Batch, encode, make_batches, read_split
 from .models import PAD, build_model, count_parameters
@@ -74,6 +79,9 @@ class TrainConfig:
     clip_norm: float = 1.0
     patience: int = 3  # epochs without a better validation loss before stopping
     compile: bool = False  # torch.compile the GRU decoder step (models/gru.py); Transformer: no-op
+    # budget points (epochs, and "final"): the weights kept at each (ladder/e<k>.pt); what is
+    # kept, not how the run trains, so it is left out of the checkpoint's fingerprint
+    ladder: list = field(default_factory=list)
 
     @classmethod
     def from_dict(cls, values: dict) -> TrainConfig:
@@ -81,6 +89,10 @@ class TrainConfig:
         if unknown:
             raise ValueError(f"unknown train config key(s) {unknown}")
         return cls(**values)
+
+
+def ladder_weights(out_dir: Path, point: int) -> Path:
+    return Path(out_dir) / "ladder" / f"e{point}.pt"
 
 
 def seed_everything(seed: int) -> None:
@@ -142,7 +154,7 @@ def fingerprint(run: dict, cfg: TrainConfig, data_files: list[Path], model) -> d
     return {
         "format": CHECKPOINT_FORMAT,
         "model_config": config_hash(asdict(parse_model_config(run["model"]))),
-        "train_config": config_hash(asdict(cfg)),
+        "train_config": config_hash({k: v for k, v in asdict(cfg).items() if k != "ladder"}),
         "seed": run["seed"],
         "languages": f"{run['src']}-{run['tgt']}",
         "data": config_hash(file_hashes(data_files)),
@@ -231,6 +243,7 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
         "wall_s": 0.0,
         "status": "ok",
         "history": [],
+        "ladder": {},  # point -> {"weights_epoch", "val_loss"} of the weights kept there
     }
     saved = load_resumable(checkpoint_path, current)
     if saved is not None:
@@ -239,11 +252,12 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
         torch.set_rng_state(saved["rng"])
         if device.type == "cuda" and "cuda_rng" in saved:
             torch.cuda.set_rng_state_all(saved["cuda_rng"])
-        state = json.loads(saved["progress"])
+        state = {"ladder": {}, **json.loads(saved["progress"])}
         print(f"resuming {out_dir} after epoch {state['epoch']}")
     else:  # whatever an earlier run left is stale now
         for stale in (checkpoint_path, best_path, out_dir / "model.pt"):
             stale.unlink(missing_ok=True)
+        shutil.rmtree(out_dir / "ladder", ignore_errors=True)
     resumed_from = state["epoch"]
 
     while state["epoch"] < cfg.epochs and state["status"] == "ok":
@@ -303,6 +317,8 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
         elif val_loss < state["best_val_loss"]:
             state["best_val_loss"], state["best_epoch"] = val_loss, epoch
             save_model(best_path, run, model, vocab_size, current)
+        if epoch in ladder_points(asdict(cfg)):
+            keep_ladder_point(out_dir, epoch, state, run, model, vocab_size, current)
         save_atomic(
             {
                 "model": model.state_dict(),
@@ -320,6 +336,56 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
 
     extra = {"train_pairs": kept, "resumed_from_epoch": resumed_from, "fingerprint": current}
     return finish(run, cfg, state, model, vocab_size, device, out_dir, extra)
+
+
+def delivered(state: dict) -> dict:
+    """Which weights the run delivers now: its best validation epoch (the last epoch if none was
+    best) and that validation loss."""
+    return {"weights_epoch": state["best_epoch"] or state["epoch"],
+            "val_loss": state["best_val_loss"]}  # fmt: skip
+
+
+def keep_ladder_point(out_dir: Path, point: int, state: dict, run, model, vocab_size,
+                      current: dict) -> None:  # fmt: skip
+    """ladder/e<point>.pt: the best validation weights so far (the current ones if none was
+    best, as after a diverged validation)."""
+    target = ladder_weights(out_dir, point)
+    target.parent.mkdir(exist_ok=True)
+    if state["best_epoch"] and (out_dir / "best.pt").exists():
+        copy_atomic(out_dir / "best.pt", target)
+    else:
+        save_model(target, run, model, vocab_size, current)
+    state["ladder"][str(point)] = delivered(state)
+
+
+def fill_ladder(cfg: TrainConfig, state: dict, out_dir: Path) -> dict:
+    """Every point's weights, and "final". Points past the run's last epoch (it stopped early or
+    diverged) deliver its final weights, model.pt. A point at or before the last epoch must have
+    been kept when it was trained: one added to the ladder afterwards cannot be recovered, and
+    the error says so."""
+    points = ladder_points(asdict(cfg))
+    for point in points:
+        target = ladder_weights(out_dir, point)
+        if str(point) in state["ladder"] and target.exists():
+            continue
+        if point <= state["epoch"] and state["status"] == "ok":
+            raise RuntimeError(
+                f"{out_dir}: ladder point {point} was not kept when epoch {point} was trained "
+                f"(added to train.ladder afterwards, or {target} deleted); delete "
+                "checkpoint.pt to retrain this run"
+            )
+        target.parent.mkdir(exist_ok=True)
+        copy_atomic(out_dir / "model.pt", target)
+        state["ladder"][str(point)] = {**delivered(state), "stopped_before": True}
+    return {**{str(point): state["ladder"][str(point)] for point in points},
+            "final": delivered(state)}  # fmt: skip
+
+
+def stop_reason(cfg: TrainConfig, state: dict) -> str:
+    """Why training ended: "diverged", "early stop" (patience) or "epoch cap"."""
+    if state["status"] != "ok":
+        return "diverged"
+    return "epoch cap" if state["epoch"] >= cfg.epochs else "early stop"
 
 
 def finish(run, cfg, state, model, vocab_size, device, out_dir: Path, extra: dict) -> dict:
@@ -346,6 +412,8 @@ def finish(run, cfg, state, model, vocab_size, device, out_dir: Path, extra: dic
         "final_train_loss": history[-1]["train_loss"] if history else None,
         "train_wall_s": state["wall_s"],
         "train_tokens_per_s": tokens / state["wall_s"] if state["wall_s"] else None,
+        "stop_reason": stop_reason(cfg, state),
+        "ladder": fill_ladder(cfg, state, out_dir),
         "parameters": count_parameters(model),
         **extra,
         "environment": environment(device),

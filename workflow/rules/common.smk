@@ -6,7 +6,7 @@ import shlex
 import sys
 from glob import glob
 
-from softlookup.config import all_variants, load_schema, measured_bench, select
+from softlookup.config import all_variants, ladder_points, load_schema, measured_bench, select
 
 
 DATA_DIR = "results/data/{corpus}-{src}-{tgt}".format(**config["data"])

@@ -2,6 +2,51 @@
 # pairs of variants config["comparisons"] names, paired on the same test sentences.
 
 
+from snakemake.logging import logger
+
+
+def comparison_pairs():
+    """config["comparisons"] as (name, a, b, test set); pairs this config cannot compare (a
+    variant it does not train, a test set it does not translate) are left out, with a warning."""
+    pairs = []
+    for name, pair in (config.get("comparisons") or {}).items():
+        unknown = [v for v in (pair["a"], pair["b"]) if v not in VARIANTS]
+        if pair["test_set"] not in TEST_SETS:
+            unknown.append(f"test set {pair['test_set']}")
+        if unknown:
+            logger.warning(f"comparison {name} skipped: this config has no {', '.join(unknown)}")
+            continue
+        pairs.append((name, pair["a"], pair["b"], pair["test_set"]))
+    return pairs
+
+
+COMPARISONS = comparison_pairs()
+COMPARED_RUNS = sorted({f"{variant}-s{seed}" for _, a, b, _ in COMPARISONS for variant in (a, b)
+                        for seed in config["seeds"]})
+
+
+# Training-budget points (train.ladder): a run's weights at each point below its epoch cap are
+# translated and scored on the test sets its comparisons use (so every comparison, and every
+# verdict, exists per point), and compared per point; the final model is translated on every
+# test set as before.
+def run_ladder(run):
+    """The budget points of a run, from its settings (softlookup.config.ladder_points)."""
+    variant, seed = run.rsplit("-s", 1)
+    return ladder_points(run_config(variant, seed)["train"])
+
+
+def point_test_sets(run):
+    variant = run.rsplit("-s", 1)[0]
+    return sorted({test_set for _, a, b, test_set in COMPARISONS if variant in (a, b)})
+
+
+def point_files(kind, runs):
+    """results/runs/<run>/ladder/<kind>.e<k>.<test set>.<tgt|csv> of every point of `runs`."""
+    suffix = TGT if kind == "hyp" else "csv"
+    return [f"results/runs/{run}/ladder/{kind}.e{point}.{test_set}.{suffix}" for run in runs
+            for point in run_ladder(run) for test_set in point_test_sets(run)]
+
+
 rule translate:
     input:
         model="results/runs/{run}/model.pt",
@@ -16,13 +61,15 @@ rule translate:
         "results/benchmarks/translate/{run}.{test_set}.tsv"
     params:
         run_dir="results/runs/{run}",
+        weights="results/runs/{run}/model.pt",
         beam=config["evaluate"]["beam_size"],
         length_penalty=config["evaluate"]["length_penalty"],
     threads: translate_threads()
     resources:
         gpu=MODEL_GPUS,
     shell:
-        "{PYTHON}.evaluate.translate --run-dir {params.run_dir:q} --spm {input.spm:q}"
+        "{PYTHON}.evaluate.translate --run-dir {params.run_dir:q} --weights {params.weights:q}"
+        " --spm {input.spm:q}"
         " --input {input.source:q} --out {output:q} --beam-size {params.beam:q}"
         " --length-penalty {params.length_penalty:q} --threads {threads} > {log:q} 2>&1"
 
@@ -49,12 +96,46 @@ rule score:
         " --bootstrap {params.bootstrap:q} --out {output:q} > {log:q} 2>&1"
 
 
+# A budget point's weights (ladder/e<k>.pt) are written by train beside its outputs, as
+# checkpoint.pt is; its meta.json says which epoch's weights each point holds.
+use rule translate as translate_point with:
+    input:
+        meta="results/runs/{run}/meta.json",
+        spm=f"{DATA_DIR}/spm.model",
+        source=f"{DATA_DIR}/{{test_set}}.{SRC}",
+    output:
+        f"results/runs/{{run}}/ladder/hyp.e{{epoch}}.{{test_set}}.{TGT}",
+    log:
+        "results/logs/translate/{run}.e{epoch}.{test_set}.log",
+    benchmark:
+        "results/benchmarks/translate/{run}.e{epoch}.{test_set}.tsv"
+    params:
+        run_dir="results/runs/{run}",
+        weights="results/runs/{run}/ladder/e{epoch}.pt",
+        beam=config["evaluate"]["beam_size"],
+        length_penalty=config["evaluate"]["length_penalty"],
+
+
+use rule score as score_point with:
+    input:
+        source=f"{DATA_DIR}/{{test_set}}.{SRC}",
+        hypotheses=f"results/runs/{{run}}/ladder/hyp.e{{epoch}}.{{test_set}}.{TGT}",
+        references=f"{DATA_DIR}/{{test_set}}.{TGT}",
+    output:
+        "results/runs/{run}/ladder/scores.e{epoch}.{test_set}.csv",
+    log:
+        "results/logs/score/{run}.e{epoch}.{test_set}.log",
+    benchmark:
+        "results/benchmarks/score/{run}.e{epoch}.{test_set}.tsv"
+
+
 rule collect_scores:
     input:
         scores=expand("results/runs/{run}/scores.{test_set}.csv", run=RUNS, test_set=TEST_SETS),
         configs=expand("results/runs/{run}/config.json", run=RUNS),
         metas=expand("results/runs/{run}/meta.json", run=RUNS),
         logs=expand("results/runs/{run}/log.csv", run=RUNS),
+        points=point_files("scores", RUNS),
     output:
         scores=report(
             "results/tables/scores.csv",
@@ -71,31 +152,8 @@ rule collect_scores:
         test_sets=TEST_SETS,
     shell:
         "{PYTHON}.evaluate.collect --runs-dir results/runs --runs {params.runs:q}"
-        " --test-sets {params.test_sets:q} --out {output.scores:q}"
+        " --test-sets {params.test_sets:q} --point-scores {input.points:q} --out {output.scores:q}"
         " --training-out {output.training:q} > {log:q} 2>&1"
-
-
-from snakemake.logging import logger
-
-
-def comparison_pairs():
-    """config["comparisons"] as (name, a, b, test set); pairs this config cannot compare (a
-    variant it does not train, a test set it does not translate) are left out, with a warning."""
-    pairs = []
-    for name, pair in (config.get("comparisons") or {}).items():
-        unknown = [v for v in (pair["a"], pair["b"]) if v not in VARIANTS]
-        if pair["test_set"] not in TEST_SETS:
-            unknown.append(f"test set {pair['test_set']}")
-        if unknown:
-            logger.warning(f"comparison {name} skipped: this config has no {', '.join(unknown)}")
-            continue
-        pairs.append((name, pair["a"], pair["b"], pair["test_set"]))
-    return pairs
-
-
-COMPARISONS = comparison_pairs()
-COMPARED_RUNS = sorted({f"{variant}-s{seed}" for _, a, b, _ in COMPARISONS for variant in (a, b)
-                        for seed in config["seeds"]})
 
 
 rule compare:
@@ -103,6 +161,7 @@ rule compare:
         hypotheses=[f"results/runs/{variant}-s{seed}/hyp.{test_set}.{TGT}"
                     for _, a, b, test_set in COMPARISONS for variant in (a, b)
                     for seed in config["seeds"]],
+        points=point_files("hyp", COMPARED_RUNS),
         configs=expand("results/runs/{run}/config.json", run=COMPARED_RUNS),
         metas=expand("results/runs/{run}/meta.json", run=COMPARED_RUNS),
         texts=sorted({f"{DATA_DIR}/{test_set}.{lang}" for *_, test_set in COMPARISONS

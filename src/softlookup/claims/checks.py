@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..evaluate.compare import COLUMNS as COMPARISON_COLUMNS
-from ..evaluate.score import ALL, bucket_order
+from ..evaluate.score import ALL, bucket_order, final_point
 from ..evaluate.score import COLUMNS as SCORES_COLUMNS
 from .spec import Check, ClaimsFileError, ComparisonCheck, NumericCheck, RunCheck, TrainingCheck
 
@@ -62,11 +62,15 @@ class Evidence:
         return self._cache[path]
 
     def table(self, path: Path | None, what: str) -> tuple[pd.DataFrame | None, str]:
-        """(frame, "") or (None, why not)."""
+        """(frame, "") or (None, why not). Of scores and comparisons, the final models' rows:
+        the ledger judges at the final budget point."""
         if path is None:
             return None, f"no {what} among the ledger's inputs"
         frame = self.read(path)
-        return (frame, "") if frame is not None else (None, f"{path} was not produced")
+        if frame is None:
+            return None, f"{path} was not produced"
+        return (final_point(frame) if path in (self.scores_path, self.comparisons_path)
+                else frame), ""  # fmt: skip
 
     def bench_path(self, name: str, device: str) -> tuple[Path | None, str]:
         """The declared bench CSV <name>_<device>.csv for a device class, or None and why not."""

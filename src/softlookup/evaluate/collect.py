@@ -3,11 +3,14 @@
     python -m softlookup.evaluate.collect --runs-dir results/runs --runs a-s1 b-s1
         --test-sets test_2016_flickr --out results/tables/scores.csv
         --training-out results/tables/training.csv
+        [--point-scores results/runs/a-s1/ladder/scores.e2.test_2016_flickr.csv ...]
 
 Each run's settings come from its own files: config.json (what was asked) and meta.json (what
 happened), so a sweep is a group-by over columns, not a parse of run names.
 scores.csv: one row per run x test set x bucket x metric (columns: evaluate.score.COLUMNS), plus
-rows of the pseudo test set "train" (bucket "all") holding the training record's scalars.
+rows of the pseudo test set "train" (bucket "all") holding the training record's scalars; column
+`epoch` is "final" for the run's model and k for the scores of its weights at budget point k
+(`--point-scores`, results/runs/<run>/ladder/scores.e<k>.<test set>.csv).
 training.csv: one row per run x epoch (the settings columns, then log.csv's: epoch, steps,
 train_loss, val_loss, lr, target_tokens, wall_s (that epoch's training), tokens_per_s; then device
 and threads of the training job).
@@ -16,6 +19,7 @@ and threads of the training job).
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import asdict
 from pathlib import Path
 
@@ -23,7 +27,7 @@ import pandas as pd
 
 from ..models.checkpoint import read_meta, read_run_config
 from ..models.config import parse_model_config
-from .score import ALL, COLUMNS, SETTING_COLUMNS
+from .score import ALL, COLUMNS, FINAL, SETTING_COLUMNS
 
 TRAINING_METRICS = [
     "train_tokens_per_s",
@@ -91,10 +95,22 @@ def training_rows(meta: dict) -> list[dict]:
     ]
 
 
-def run_rows(run: str, run_dir: Path, test_sets: list[str]) -> pd.DataFrame:
+def point_of(path: Path) -> str:
+    """The budget point of results/runs/<run>/ladder/scores.e<k>.<test set>.csv: "k"."""
+    match = re.fullmatch(r"scores\.e(\d+)\..+\.csv", path.name)
+    if match is None or path.parent.name != "ladder":
+        raise ValueError(f"{path}: not a budget point's scores (ladder/scores.e<k>.<test set>.csv)")
+    return match.group(1)
+
+
+def run_rows(run: str, run_dir: Path, test_sets: list[str], points: list[Path]) -> pd.DataFrame:
+    """The run's final scores of every test set, its training scalars, and the scores of its
+    budget points (`points`: files of this run's ladder/)."""
     config, meta = read_run_config(run_dir), read_meta(run_dir)
-    parts = [pd.DataFrame(training_rows(meta))]
-    parts += [pd.read_csv(run_dir / f"scores.{name}.csv") for name in test_sets]
+    parts = [pd.DataFrame(training_rows(meta)).assign(epoch=FINAL)]
+    parts += [pd.read_csv(run_dir / f"scores.{name}.csv").assign(epoch=FINAL)
+              for name in test_sets]  # fmt: skip
+    parts += [pd.read_csv(path).assign(epoch=point_of(path)) for path in points]
     table = pd.concat(parts, ignore_index=True)
     if meta["status"] != "ok":  # a diverged run's translations mean nothing: record no scores
         scored = table.test_set != "train"
@@ -107,8 +123,13 @@ def run_rows(run: str, run_dir: Path, test_sets: list[str]) -> pd.DataFrame:
     )
 
 
-def collect(runs: list[str], runs_dir: Path, test_sets: list[str]) -> pd.DataFrame:
-    tables = [run_rows(run, runs_dir / run, test_sets) for run in runs]
+def collect(runs: list[str], runs_dir: Path, test_sets: list[str],
+            point_scores: list[Path] = ()) -> pd.DataFrame:
+    tables = [
+        run_rows(run, runs_dir / run, test_sets,
+                 [p for p in point_scores if Path(p).parent.parent.name == run])
+        for run in runs
+    ]  # fmt: skip
     return pd.concat(tables, ignore_index=True).reindex(columns=COLUMNS)
 
 
@@ -136,10 +157,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs-dir", required=True, type=Path)
     parser.add_argument("--runs", required=True, nargs="+", help="run names (directories)")
     parser.add_argument("--test-sets", required=True, nargs="+")
+    parser.add_argument("--point-scores", type=Path, nargs="*", default=[],
+                        help="scores of budget points: <runs-dir>/<run>/ladder/scores.e<k>.*.csv")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--training-out", type=Path, help="per-epoch table (training.csv)")
     args = parser.parse_args(argv)
-    table = collect(args.runs, args.runs_dir, args.test_sets)
+    table = collect(args.runs, args.runs_dir, args.test_sets, args.point_scores)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out, index=False)
     print(f"{len(table)} rows from {table.run.nunique()} runs -> {args.out}")

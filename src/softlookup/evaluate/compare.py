@@ -15,6 +15,8 @@ its shortest-bucket BLEU each system keeps on that bucket (the D1 length claim),
 Corpus scores of a draw come from per-sentence sufficient statistics (sacrebleu's own), so R = 1000
 is fast.
 
+Every pair is compared at every training-budget point its runs kept (column `epoch`: k, the
+weights after k epochs, see softlookup.train; "final", the runs' models).
 A pair naming a variant without trained runs (not in --runs, or none finished "ok") is skipped,
 and the log says so.
 """
@@ -28,14 +30,15 @@ import numpy as np
 import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF
 
-from ..models.checkpoint import read_run_config, run_status
-from .score import ALL, bucket_order, buckets_of
+from ..models.checkpoint import read_meta, read_run_config, run_status
+from .score import ALL, FINAL, bucket_order, buckets_of
 
 COLUMNS = [
     "comparison",
     "system_a",
     "system_b",
     "test_set",
+    "epoch",
     "bucket",
     "metric",
     "mean_a",
@@ -103,20 +106,6 @@ def summarise(observed_a: float, drawn_a, observed_b: float, drawn_b) -> dict:
     }
 
 
-def paired_bootstrap(
-    metric,
-    hyps_a: list[list[str]],
-    hyps_b: list[list[str]],
-    refs: list[str],
-    counts: np.ndarray,
-) -> dict:
-    """Mean over seeds of corpus score, A and B; delta B - A with interval and p-value."""
-    return summarise(
-        *seed_mean_scores(metric, hyps_a, refs, counts),
-        *seed_mean_scores(metric, hyps_b, refs, counts),
-    )
-
-
 def ratio(numerator, denominator):
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(np.asarray(denominator) > 0, np.divide(numerator, denominator), np.nan)
@@ -135,9 +124,79 @@ def variant_runs(runs_dir: Path, runs: list[str]) -> dict[str, dict[int, str]]:
     return found
 
 
-def read_hypotheses(runs_dir: Path, runs: list[str], test_set: str, tgt: str) -> list[list[str]]:
-    files = [runs_dir / run / f"hyp.{test_set}.{tgt}" for run in runs]
+def hypotheses_file(run_dir: Path, test_set: str, tgt: str, point: str) -> Path:
+    """The run's translations of `test_set` by its final model, or by its weights at budget
+    point k (ladder/hyp.e<k>.<test set>.<tgt>)."""
+    if point == FINAL:
+        return run_dir / f"hyp.{test_set}.{tgt}"
+    return run_dir / "ladder" / f"hyp.e{point}.{test_set}.{tgt}"
+
+
+def read_hypotheses(runs_dir: Path, runs: list[str], test_set: str, tgt: str,
+                    point: str = FINAL) -> list[list[str]]:
+    files = [hypotheses_file(runs_dir / run, test_set, tgt, point) for run in runs]
     return [f.read_text(encoding="utf-8").splitlines() for f in files]
+
+
+def shared_points(runs_dir: Path, runs: list[str]) -> list[str]:
+    """The budget points every one of `runs` kept (meta.json "ladder"), in epoch order, then
+    "final"; a run trained without a ladder has only "final"."""
+    kept = [set(read_meta(runs_dir / run).get("ladder", {})) - {FINAL} for run in runs]
+    return [*sorted(set.intersection(*kept), key=int), FINAL]
+
+
+def compare_pair(name: str, a: str, b: str, test_set: str, hyps_a, hyps_b, sources, refs, *,
+                 edges, min_bucket_sentences: int, resamples: int, seed: int) -> list[dict]:
+    """Rows of one comparison at one budget point: BLEU and chrF of the whole test set, BLEU per
+    source-length bucket, and the share of the shortest bucket's BLEU kept per longer bucket."""
+    labels = np.array(buckets_of(sources, edges))
+    groups = {ALL: np.arange(len(refs))}
+    for label in bucket_order(labels):
+        members = np.flatnonzero(labels == label)
+        if len(members) >= min_bucket_sentences:
+            groups[label] = members
+    method = (
+        f"paired bootstrap, {resamples} resamples of the sentences (of each bucket), "
+        "statistic: B - A of the mean over seeds of corpus score"
+    )
+    common = {"comparison": name, "system_a": a, "system_b": b, "test_set": test_set}
+    rows = []
+    bleu = {}  # bucket -> (observed_a, drawn_a, observed_b, drawn_b)
+    for offset, (bucket, members) in enumerate(groups.items()):
+        pick = members.tolist()
+        counts = draw_counts(len(pick), resamples, seed + offset)  # independent per bucket
+        for metric_name, metric_class in METRICS.items():
+            if metric_name != "bleu" and bucket != ALL:
+                continue  # as in scores.csv: chrF for whole test sets only
+            picked_refs = [refs[i] for i in pick]
+            side_a = seed_mean_scores(
+                metric_class(), [[h[i] for i in pick] for h in hyps_a], picked_refs, counts
+            )
+            side_b = seed_mean_scores(
+                metric_class(), [[h[i] for i in pick] for h in hyps_b], picked_refs, counts
+            )
+            if metric_name == "bleu":
+                bleu[bucket] = (*side_a, *side_b)
+            rows.append({**common, "bucket": bucket, "metric": metric_name,
+                         **summarise(*side_a, *side_b), "n_sentences": len(pick),
+                         "method": method})  # fmt: skip
+    # length retention (D1): BLEU of each longer bucket as a share of the shortest bucket's
+    buckets = [label for label in groups if label != ALL]
+    for bucket in buckets[1:]:
+        short, long = bleu[buckets[0]], bleu[bucket]
+        rows.append({
+            **common, "bucket": bucket, "metric": "bleu_share",
+            **summarise(
+                float(ratio(long[0], short[0])), ratio(long[1], short[1]),
+                float(ratio(long[2], short[2])), ratio(long[3], short[3]),
+            ),
+            "n_sentences": len(groups[bucket]),
+            "method": method.replace("statistic: B - A of the mean over seeds of corpus score",
+                                     "statistic: B - A of (mean-over-seeds BLEU of this bucket"
+                                     f" / that of bucket {buckets[0]}); buckets resampled"
+                                     " independently"),
+        })  # fmt: skip
+    return rows
 
 
 def compare(
@@ -153,6 +212,7 @@ def compare(
     resamples: int,
     seed: int,
 ) -> pd.DataFrame:
+    """Every pair at every budget point its runs share (column `epoch`; "final": the models)."""
     by_variant = variant_runs(runs_dir, runs)
     rows = []
     for name, a, b, test_set in pairs:
@@ -163,60 +223,21 @@ def compare(
         seeds_a, seeds_b = by_variant[a], by_variant[b]
         shared = sorted(set(seeds_a) & set(seeds_b))  # pair seed with seed when possible
         used_a, used_b = (shared, shared) if shared else (sorted(seeds_a), sorted(seeds_b))
-
-        hyps_a = read_hypotheses(runs_dir, [seeds_a[s] for s in used_a], test_set, tgt)
-        hyps_b = read_hypotheses(runs_dir, [seeds_b[s] for s in used_b], test_set, tgt)
+        runs_a, runs_b = [seeds_a[s] for s in used_a], [seeds_b[s] for s in used_b]
         sources = (data_dir / f"{test_set}.{src}").read_text(encoding="utf-8").splitlines()
         refs = (data_dir / f"{test_set}.{tgt}").read_text(encoding="utf-8").splitlines()
-        labels = np.array(buckets_of(sources, edges))
-        groups = {ALL: np.arange(len(refs))}
-        for label in bucket_order(labels):
-            members = np.flatnonzero(labels == label)
-            if len(members) >= min_bucket_sentences:
-                groups[label] = members
         seeds = len(used_a) if shared else f"{len(used_a)}/{len(used_b)}"
-        method = (
-            f"paired bootstrap, {resamples} resamples of the sentences (of each bucket), "
-            "statistic: B - A of the mean over seeds of corpus score"
-        )
-        common = {"comparison": name, "system_a": a, "system_b": b, "test_set": test_set,
-                  "seeds": seeds}  # fmt: skip
-        bleu = {}  # bucket -> (observed_a, drawn_a, observed_b, drawn_b)
-        for offset, (bucket, members) in enumerate(groups.items()):
-            pick = members.tolist()
-            counts = draw_counts(len(pick), resamples, seed + offset)  # independent per bucket
-            for metric_name, metric_class in METRICS.items():
-                if metric_name != "bleu" and bucket != ALL:
-                    continue  # as in scores.csv: chrF for whole test sets only
-                picked_refs = [refs[i] for i in pick]
-                side_a = seed_mean_scores(
-                    metric_class(), [[h[i] for i in pick] for h in hyps_a], picked_refs, counts
-                )
-                side_b = seed_mean_scores(
-                    metric_class(), [[h[i] for i in pick] for h in hyps_b], picked_refs, counts
-                )
-                if metric_name == "bleu":
-                    bleu[bucket] = (*side_a, *side_b)
-                rows.append({**common, "bucket": bucket, "metric": metric_name,
-                             **summarise(*side_a, *side_b), "n_sentences": len(pick),
-                             "method": method})  # fmt: skip
-        # length retention (D1): BLEU of each longer bucket as a share of the shortest bucket's
-        buckets = [label for label in groups if label != ALL]
-        for bucket in buckets[1:]:
-            short, long = bleu[buckets[0]], bleu[bucket]
-            rows.append({
-                **common, "bucket": bucket, "metric": "bleu_share",
-                **summarise(
-                    float(ratio(long[0], short[0])), ratio(long[1], short[1]),
-                    float(ratio(long[2], short[2])), ratio(long[3], short[3]),
-                ),
-                "n_sentences": len(groups[bucket]),
-                "method": method.replace("statistic: B - A of the mean over seeds of corpus score",
-                                         "statistic: B - A of (mean-over-seeds BLEU of this bucket"
-                                         f" / that of bucket {buckets[0]}); buckets resampled"
-                                         " independently"),
-            })  # fmt: skip
-        print(f"comparison {name}: {b} vs {a} on {test_set}, seeds {seeds}")
+        points = shared_points(runs_dir, runs_a + runs_b)
+        for point in points:
+            pair_rows = compare_pair(
+                name, a, b, test_set,
+                read_hypotheses(runs_dir, runs_a, test_set, tgt, point),
+                read_hypotheses(runs_dir, runs_b, test_set, tgt, point),
+                sources, refs, edges=edges, min_bucket_sentences=min_bucket_sentences,
+                resamples=resamples, seed=seed,
+            )  # fmt: skip
+            rows += [{**row, "epoch": point, "seeds": seeds} for row in pair_rows]
+        print(f"comparison {name}: {b} vs {a} on {test_set}, seeds {seeds}, points {points}")
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

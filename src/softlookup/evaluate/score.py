@@ -45,7 +45,18 @@ SCORE_FIELDS = [
     "n_sentences",
     "signature",
 ]
-COLUMNS = [*SETTING_COLUMNS, *SCORE_FIELDS, "device", "train_seconds", "tokens_per_s"]
+# epoch: the training-budget point the scores belong to ("final": the run's model; "k": its
+# weights after k epochs, see softlookup.train); readers of final results take epoch == FINAL
+COLUMNS = [*SETTING_COLUMNS, "epoch", *SCORE_FIELDS, "device", "train_seconds", "tokens_per_s"]
+FINAL = "final"
+
+
+def final_point(table):
+    """The rows of a scores or comparisons table that belong to the final models (a table from
+    before budget points, without an `epoch` column, holds only those)."""
+    if "epoch" not in table.columns:
+        return table
+    return table[table["epoch"].astype(str) == FINAL].reset_index(drop=True)
 ALL = "all"  # the bucket label of a whole test set
 
 

@@ -55,6 +55,9 @@ def default_device() -> torch.device:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run-dir", required=True, type=Path, help="holds model.pt, meta.json")
+    parser.add_argument("--weights", type=Path,
+                        help="the model file to translate with (default: <run-dir>/model.pt; a "
+                             "budget point: <run-dir>/ladder/e<k>.pt)")  # fmt: skip
     parser.add_argument("--spm", required=True, type=Path)
     parser.add_argument("--input", required=True, type=Path, help="source sentences, one a line")
     parser.add_argument("--out", required=True, type=Path)
@@ -72,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
         device = default_device()
         started = time.perf_counter()
         hypotheses = translate(
-            load_model(args.run_dir / "model.pt", device),
+            load_model(args.weights or args.run_dir / "model.pt", device),
             bpe.load(args.spm),
             sources,
             beam_size=args.beam_size,

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..evaluate.score import final_point
+
 COLUMNS = ["section", "item", "reference", "current", "status", "tolerance"]
 STATUSES = ("same", "within tolerance", "moved", "changed", "missing", "new")
 EXACT_RTOL = 1e-4
@@ -193,7 +195,10 @@ def excludes_zero(row: pd.Series) -> bool:
 
 
 def read_csv(path: Path | None) -> pd.DataFrame | None:
-    return pd.read_csv(path) if path is not None and Path(path).is_file() else None
+    """A build's table (the final models' rows of scores and comparisons), None if absent."""
+    if path is None or not Path(path).is_file():
+        return None
+    return final_point(pd.read_csv(path))
 
 
 def compare_builds(ref: dict[str, Path | None], cur: dict[str, Path | None]) -> pd.DataFrame:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..evaluate.score import SETTING_COLUMNS
+from ..evaluate.score import SETTING_COLUMNS, final_point
 
 OLD_SCORE_NAMES = {"run_id": "run", "model": "base_model"}  # the scores table of before contract 4
 RUN_SEED = re.compile(r"-s(\d+)$")
@@ -190,8 +190,8 @@ def load(
     }
     return Study(
         results=results,
-        scores=normalise_scores(read_csv(results / "tables" / "scores.csv", problems)),
-        comparisons=read_csv(results / "tables" / "comparisons.csv", problems),
+        scores=final_point(normalise_scores(read_csv(results / "tables" / "scores.csv", problems))),
+        comparisons=final_point(read_csv(results / "tables" / "comparisons.csv", problems)),
         claims=read_csv(results / "claims" / "claims.csv", problems),
         checks=read_csv(results / "claims" / "checks.csv", problems),
         runs=loaded,
