@@ -41,7 +41,7 @@ report: setup $(if $(RUN),rundir)
 # manifest, provenance) in results/reference/<config name>/, committed (WALL_SECONDS=<s>: the
 # measured wall time of the fresh build it comes from); `make compare` rebuilds
 # what is missing, then compares this build with that reference and fails when a verdict changed.
-REF_NAME = $(basename $(notdir $(CONFIG)))
+REF_NAME = $(basename $(notdir $(lastword $(CONFIG))))
 BUILD_DIR = $(if $(RUN),$(RUN_DIR)/)
 reference: paper
 	$(VENV)/bin/python -m softlookup.reference.snapshot --config-name $(REF_NAME) \
