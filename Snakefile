@@ -14,7 +14,6 @@ min_version("8.20")
 #   (common.smk), not a setting; provenance records versions (softlookup.provenance).
 # - "Param ... is a prefix of input or output file but hardcoded": the workflow assumes a shared
 #   filesystem (local runs, profiles/slurm), where these directory parameters are valid.
-# - "Migrate long run directives into scripts": run_config/paper_config only write a JSON file.
 # - "Mixed rules and functions" (data, train, evaluate, bench): each helper turns that stage's
 #   config section into its rule's options, used by that one rule; common.smk keeps what several
 #   stages share.

@@ -10,12 +10,18 @@ A variant is a base model (`transformer`) or a sweep point of one. A sweep is ei
 scale: [true, false]}}`; a point is named `<model>.<k1>-<v1>.<k2>-<v2>` (grid key order), listing
 only the keys whose value differs from the base model's (defaults included), so a point equal to
 the base model is the base run and two sweeps reaching the same settings share one run.
+
+As a command, `python -m softlookup.config write-json --json '{"run": ...}' --out <file>` writes
+a run's settings or the merged config (rules run_config and paper_config), indented with sorted
+keys.
 """
 
 from __future__ import annotations
 
+import argparse
 import fnmatch
 import itertools
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -239,3 +245,25 @@ def check(config: dict, schema: dict, files: list[str] | None = None) -> dict[st
     except ConfigError as error:
         raise ConfigError(f"config: {error}{source}") from None
     return variants
+
+
+def write_json(text: str, out: Path) -> None:
+    """`text` (JSON) written to `out` indented with sorted keys: the same settings given in
+    another key order are the same file."""
+    out.write_text(json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Config files: write settings.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    write = commands.add_parser("write-json", help="write JSON indented, keys sorted")
+    write.add_argument("--json", required=True, help="the JSON text")
+    write.add_argument("--out", required=True, type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "write-json":
+        write_json(args.json, args.out)
+        print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
