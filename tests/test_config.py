@@ -3,6 +3,8 @@ before any job (softlookup.config, called from the Snakefile); free values never
 string unquoted; several config files are given as one --configfile list."""
 
 import copy
+import functools
+import operator
 import os
 import re
 import subprocess
@@ -131,6 +133,31 @@ def test_a_hostile_mirror_runs_harmlessly_and_a_quote_or_space_works(tmp_path):
                        env={"SOFTLOOKUP_MIRROR": ""})
     assert result.returncode == 0, result.stderr[-3000:]
     assert (workdir / target).stat().st_size > 0
+
+
+# --- a list naming runs, seeds, variants or sweep values holds each entry once (issue 25, case 2)
+
+DUPLICATED = {  # key -> a list holding one entry twice
+    "seeds": [1, 2, 1],
+    "run_only": ["gru_none", "gru_*", "gru_none"],
+    "sweeps.heads.values": [1, 8, 1],
+    "sweeps.dk_scale.grid.d_k": [16, 16],
+    "analysis.runs": ["gru_none-s1", "gru_none-s1"],
+    "evaluate.test_sets": ["test_2016_flickr", "test_2016_flickr"],
+    "bench.devices": ["cpu", "cpu"],
+    "data.concat": [2, 2],
+    "probes.spread.dims": [8, 8],
+}
+
+
+@pytest.mark.parametrize("key", DUPLICATED)
+def test_a_duplicate_list_entry_is_refused_naming_the_key(config, key):
+    """`seeds: [1, 1]` doubled every row of scores.csv and training.csv."""
+    *parents, last = key.split(".")
+    functools.reduce(operator.getitem, parents, config)[last] = DUPLICATED[key]
+    message = errors_of(config)
+    assert message.startswith(f"config: {key}: ") and "more than once" in message, message
+    assert len(message.splitlines()) == 1
 
 
 # --- sweeps are checked as merged model configs before any job (issue 12, item 5) ---------------
@@ -347,7 +374,7 @@ def test_a_base_model_the_model_code_rejects_is_named(config):
 
 def test_a_joined_test_set_is_a_prepared_split(config):
     config["data"]["joined_tests"] = {"test_long": ["test_2016_flickr"]}
-    config["evaluate"]["test_sets"].append("test_long")
+    config["evaluate"]["test_sets"] = ["test_2016_flickr", "test_long"]
     check(config, SCHEMA)
 
 

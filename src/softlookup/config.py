@@ -60,8 +60,19 @@ def _where(path) -> str:
     return ".".join(str(part) for part in path) or "top level"
 
 
+def _repeated(items: list):
+    """The first entry equal to an earlier one, as the schema's uniqueItems compares them (1 and
+    1.0 are one entry, 1 and true two)."""
+    return next(item for index, item in enumerate(items)
+                if any(seen == item and isinstance(seen, bool) == isinstance(item, bool)
+                       for seen in items[:index]))
+
+
 def _one_line(error: jsonschema.ValidationError) -> str:
     where = _where(error.absolute_path)
+    if error.validator == "uniqueItems":
+        return (f"{where}: {_repeated(error.instance)!r} appears more than once in "
+                f"{error.instance}; list each entry once")
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         unknown = sorted(set(error.instance) - set(allowed))
