@@ -3,7 +3,7 @@
 # config names. Rules live in workflow/rules/<stage>.smk; config lookups in common.smk.
 from snakemake.utils import min_version, validate
 
-from softlookup.config import ConfigError, check, load_schema
+from softlookup.config import ConfigError, check, load_schema, read_config_file
 
 min_version("8.20")
 
@@ -17,6 +17,15 @@ min_version("8.20")
 # - "Mixed rules and functions" (data, train, evaluate, bench): each helper turns that stage's
 #   config section into its rule's options, used by that one rule; common.smk keeps what several
 #   stages share.
+
+
+# The default config file, read here first: a syntax error is named with its file and line
+# (Snakemake's own message names neither). Files given with --configfile are read by Snakemake
+# before this file runs: `make paper` checks them (README, "When something goes wrong").
+try:
+    read_config_file("config/config.yaml")
+except ConfigError as error:
+    raise WorkflowError(str(error)) from None
 
 
 configfile: "config/config.yaml"
