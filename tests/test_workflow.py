@@ -50,10 +50,22 @@ def merged_config(workdir: Path) -> dict:
     return config
 
 
+def clone_in_a_path_with_a_space(parent: Path) -> tuple[Path, Path]:
+    """A copy of the project at `<parent>/with space/é/p` with its own .venv inside, as `make`
+    creates it (here a link to the venv running the tests), and that venv's Python: its path,
+    which every rule calls, has a space and a non-ASCII letter."""
+    workdir = parent / "with space" / "é" / "p"
+    workdir.mkdir(parents=True)
+    copy_project(workdir)
+    (workdir / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
+    return workdir, workdir / ".venv" / "bin" / "python"
+
+
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
-    workdir = copy_project(tmp_path_factory.mktemp("workflow"))
-    result = snakemake(workdir, "--configfile", "config/test.yaml")
+    """The whole DAG, run from a clone whose path has a space and a non-ASCII letter."""
+    workdir, python = clone_in_a_path_with_a_space(tmp_path_factory.mktemp("workflow"))
+    result = snakemake(workdir, "--configfile", "config/test.yaml", python=python)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return workdir
 
@@ -127,13 +139,10 @@ def test_adding_a_sweep_value_adds_only_its_jobs(finished_run):
 
 
 def test_every_kind_of_rule_runs_from_a_path_with_a_space_and_an_accent(tmp_path):
-    """A clone at `with space/é/p` with its own .venv inside (what `make` creates): the rules call
-    that venv's Python, whose path has a space and a non-ASCII letter (issue 25, case 1)."""
-    workdir = tmp_path / "with space" / "é" / "p"
-    workdir.mkdir(parents=True)
-    copy_project(workdir)
-    (workdir / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
-    python = workdir / ".venv" / "bin" / "python"
+    """The two rules that were `run:` blocks (Snakemake starts those through an unquoted
+    interpreter path) and a shell rule (issue 25, case 1); `finished_run` runs the whole DAG
+    from such a path."""
+    workdir, python = clone_in_a_path_with_a_space(tmp_path)
     run, paper, corpus = ("results/runs/gru_none-s1/config.json", "results/paper/config.json",
                           "resources/corpora/multi30k/val.de.gz")
     result = snakemake(workdir, run, paper, corpus, "--configfile", "config/test.yaml",
