@@ -21,10 +21,14 @@ TEX_PACKAGES = latexmk texlive-latex-recommended texlive-latex-extra texlive-fon
                texlive-science
 
 # Rules call the Python that runs Snakemake (workflow/rules/common.smk): no PATH set-up needed.
+# Config files are checked before Snakemake reads them: one that is missing or does not parse is
+# named with its line, in one line (Snakemake's own message names neither the file nor the line).
+CHECK_CONFIG = $(VENV)/bin/python -m softlookup.config check-files config/config.yaml $(CONFIG)
 
 .PHONY: paper test test-slurm setup tex report reference compare rundir clean
 
 paper: setup tex $(if $(RUN),rundir)
+	@$(CHECK_CONFIG)
 	$(VENV)/bin/snakemake $(DIR_ARGS) --configfile $(CONFIG) $(SNAKEMAKE_ARGS)
 
 # The live-SLURM test takes ~10 min on 2 cores: not part of `make test`; .ci/run runs both.
@@ -35,6 +39,7 @@ test-slurm: setup tex
 	$(VENV)/bin/pytest -q -m slurm -rs $(PYTEST_ARGS)
 
 report: setup $(if $(RUN),rundir)
+	@$(CHECK_CONFIG)
 	$(VENV)/bin/snakemake $(DIR_ARGS) --configfile $(CONFIG) --report results/report.zip
 
 # The reviewer kit. `make reference` keeps this config's finished build (PDF, tables, ledger,
@@ -54,6 +59,7 @@ reference: paper
 		$(if $(WALL_SECONDS),--wall-seconds $(WALL_SECONDS))
 
 compare: setup tex $(if $(RUN),rundir)
+	@$(CHECK_CONFIG)
 	$(VENV)/bin/snakemake results/compare/compare.md $(DIR_ARGS) --configfile $(CONFIG) \
 		$(SNAKEMAKE_ARGS)
 	@cat $(BUILD_DIR)results/compare/compare.md

@@ -1,9 +1,12 @@
 # softlookup: attention as a soft lookup, reproduced. Every number, table and figure of
 # paper/paper.pdf is produced by the rules included below, in pipeline order, from the runs the
 # config names. Rules live in workflow/rules/<stage>.smk; config lookups in common.smk.
+from pathlib import Path
+
+from snakemake.logging import logger
 from snakemake.utils import min_version, validate
 
-from softlookup.config import ConfigError, check, load_schema
+from softlookup.config import ConfigError, check, load_schema, read_config_file
 
 min_version("8.20")
 
@@ -14,10 +17,18 @@ min_version("8.20")
 #   (common.smk), not a setting; provenance records versions (softlookup.provenance).
 # - "Param ... is a prefix of input or output file but hardcoded": the workflow assumes a shared
 #   filesystem (local runs, profiles/slurm), where these directory parameters are valid.
-# - "Migrate long run directives into scripts": run_config/paper_config only write a JSON file.
 # - "Mixed rules and functions" (data, train, evaluate, bench): each helper turns that stage's
 #   config section into its rule's options, used by that one rule; common.smk keeps what several
 #   stages share.
+
+
+# The default config file, read here first: a syntax error is named with its file and line
+# (Snakemake's own message names neither). Files given with --configfile are read by Snakemake
+# before this file runs: `make paper` checks them (README, "When something goes wrong").
+try:
+    read_config_file("config/config.yaml")
+except ConfigError as error:
+    raise WorkflowError(str(error)) from None
 
 
 configfile: "config/config.yaml"
@@ -89,3 +100,23 @@ rule all:
         "paper/paper.pdf",
         COMPARE_OUTPUTS,
         EXTRA_DATA_OUTPUTS,  # data.extra corpora, prepared with their BPE (paper.yaml: Europarl)
+
+
+def last_line(log):
+    """The last non-blank line of a job's log: the error, where the job says it in one line."""
+    lines = Path(log).read_text(errors="replace").split("\n") if Path(log).is_file() else []
+    return next((line.strip() for line in reversed(lines) if line.strip()), "(empty)")
+
+
+def failure_line(job):
+    """A failed job in one line: its rule, its log and the log's last line."""
+    logs = "; ".join(f"{log}: {last_line(log)}" for log in job.log)
+    return f"failed: rule {job.rule.name}, log {logs or '(none)'}"
+
+
+# After a failed run, its last lines before Snakemake's own "At least one job did not complete
+# successfully": each failed job in one line. keep-going runs every job it can first, so the
+# error itself sits far above. (`scheduler.failed`: the jobs that failed their last attempt.)
+onerror:
+    for line in sorted(map(failure_line, workflow.scheduler.failed)):
+        logger.error(line)

@@ -3,8 +3,11 @@ before any job (softlookup.config, called from the Snakefile); free values never
 string unquoted; several config files are given as one --configfile list."""
 
 import copy
+import functools
+import operator
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +22,9 @@ from softlookup.config import (
     check,
     ladder_points,
     load_schema,
+    main,
     measured_bench,
+    read_config_file,
     select,
 )
 
@@ -132,6 +137,102 @@ def test_a_hostile_mirror_runs_harmlessly_and_a_quote_or_space_works(tmp_path):
                        env={"SOFTLOOKUP_MIRROR": ""})
     assert result.returncode == 0, result.stderr[-3000:]
     assert (workdir / target).stat().st_size > 0
+
+
+# --- a config file that does not parse is named with its line, in one line (issue 25, case 3) ---
+
+UNCLOSED = "seeds: [1, 2\nmodels:\n  gru_none: {hidden_dim: 8}\n"  # the list is never closed
+
+
+def test_a_config_file_that_does_not_parse_is_named_with_its_line(tmp_path):
+    bad = tmp_path / "mine.yaml"
+    bad.write_text(UNCLOSED)
+    with pytest.raises(ConfigError) as caught:
+        read_config_file(bad)
+    assert str(caught.value) == (
+        f"{bad}, line 2, column 7: expected ',' or ']', but got ':' "
+        "(while parsing a flow sequence at line 1, column 8)")
+
+
+@pytest.mark.parametrize("text, expected", [
+    (None, "no such config file"),
+    ("- seeds\n- models\n", "holds ['seeds', 'models']"),
+    ("# only a comment\n", "holds nothing"),
+    ("\tseeds: [1]\n", "line 1, column 1"),
+])
+def test_a_config_file_snakemake_cannot_read_is_named_in_one_line(tmp_path, text, expected):
+    path = tmp_path / "mine.yaml"
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        read_config_file(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}") and expected in message, message
+    assert len(message.splitlines()) == 1
+
+
+def test_the_shipped_config_files_pass_the_file_check():
+    main(["check-files", *map(str, sorted((ROOT / "config").glob("*.yaml")))])  # no SystemExit
+
+
+def test_make_names_a_config_file_that_does_not_parse_before_snakemake_runs(tmp_path):
+    """`make paper CONFIG=...` with an unclosed list or a misspelt path: one line naming the
+    file (and the line), where Snakemake says neither or prints a 27-line traceback."""
+    workdir = workdir_with_project(tmp_path / "work")
+    for part in ("Makefile", "pyproject.toml"):
+        (workdir / part).symlink_to(ROOT / part)
+    venv = tmp_path / "venv"  # stands in for .venv, already set up: make installs nothing
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    (venv / ".installed").touch()
+    (workdir / "mine.yaml").write_text(UNCLOSED)
+    expected = {"mine.yaml": "mine.yaml, line 2, column 7: expected ',' or ']'",
+                "config/tset.yaml": "config/tset.yaml: no such config file"}
+    for config, message in expected.items():
+        made = subprocess.run(["make", "-s", "paper", f"CONFIG={config}", f"VENV={venv}",
+                               "-o", "tex"], cwd=workdir, capture_output=True, text=True,
+                              check=False)
+        assert made.returncode != 0
+        assert made.stderr.splitlines()[0].startswith(message), made.stderr
+        assert "Traceback" not in made.stderr and made.stdout == ""
+    assert not (workdir / ".snakemake").exists()  # Snakemake never started
+
+
+def test_snakemake_names_the_default_config_file_when_it_does_not_parse(tmp_path):
+    workdir = workdir_with_project(tmp_path)
+    (workdir / "config").unlink()
+    shutil.copytree(ROOT / "config", workdir / "config")
+    with open(workdir / "config" / "config.yaml", "a") as stream:
+        stream.write("seeds: [1, 2\n")
+    result = snakemake(workdir, "--configfile", "config/test.yaml", "--dry-run")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert re.search(r"^config/config\.yaml, line \d+, column \d+: ", output, re.M), output
+
+
+# --- a list naming runs, seeds, variants or sweep values holds each entry once (issue 25, case 2)
+
+DUPLICATED = {  # key -> a list holding one entry twice
+    "seeds": [1, 2, 1],
+    "run_only": ["gru_none", "gru_*", "gru_none"],
+    "sweeps.heads.values": [1, 8, 1],
+    "sweeps.dk_scale.grid.d_k": [16, 16],
+    "analysis.runs": ["gru_none-s1", "gru_none-s1"],
+    "evaluate.test_sets": ["test_2016_flickr", "test_2016_flickr"],
+    "bench.devices": ["cpu", "cpu"],
+    "data.concat": [2, 2],
+    "probes.spread.dims": [8, 8],
+}
+
+
+@pytest.mark.parametrize("key", DUPLICATED)
+def test_a_duplicate_list_entry_is_refused_naming_the_key(config, key):
+    """`seeds: [1, 1]` doubled every row of scores.csv and training.csv."""
+    *parents, last = key.split(".")
+    functools.reduce(operator.getitem, parents, config)[last] = DUPLICATED[key]
+    message = errors_of(config)
+    assert message.startswith(f"config: {key}: ") and "more than once" in message, message
+    assert len(message.splitlines()) == 1
 
 
 # --- sweeps are checked as merged model configs before any job (issue 12, item 5) ---------------
@@ -348,7 +449,7 @@ def test_a_base_model_the_model_code_rejects_is_named(config):
 
 def test_a_joined_test_set_is_a_prepared_split(config):
     config["data"]["joined_tests"] = {"test_long": ["test_2016_flickr"]}
-    config["evaluate"]["test_sets"].append("test_long")
+    config["evaluate"]["test_sets"] = ["test_2016_flickr", "test_long"]
     check(config, SCHEMA)
 
 

@@ -26,6 +26,7 @@ from softlookup.data.prepare import (
 )
 
 from .corpora import mirror
+from .test_config import snakemake, workdir_with_project
 
 
 def test_pair_counts_match_the_released_corpus():
@@ -175,28 +176,80 @@ def test_concatenate_drops_the_remainder():
     assert concatenate_consecutive(pairs, 3) == [("0 1 2", "0 -1 -2"), ("3 4 5", "-3 -4 -5")]
 
 
+def corrupted_mirror(tmp_path: Path) -> Path:
+    """A mirror whose multi30k/val.en.gz has one line too many; val.de.gz is the real one."""
+    bad_mirror = tmp_path / "mirror"
+    (bad_mirror / "multi30k").mkdir(parents=True)
+    shutil.copy(mirror() / "multi30k" / "val.en.gz", bad_mirror / "multi30k" / "val.en.gz")
+    with gzip.open(bad_mirror / "multi30k" / "val.en.gz", "ab") as stream:
+        stream.write(b"one more line\n")
+    (bad_mirror / "multi30k" / "val.de.gz").symlink_to(mirror() / "multi30k" / "val.de.gz")
+    return bad_mirror
+
+
+def offline(*args, **kwargs):
+    raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
+
+
 def test_fetch_from_mirror_verifies_sha256(tmp_path):
     dest = sources.fetch("multi30k", "val.en.gz", tmp_path / "val.en.gz", mirror())
     assert sources.sha256_of(dest) == sources.registry()["multi30k"]["files"]["val.en.gz"]
 
 
 def test_corrupted_mirror_file_fails_naming_it_and_leaves_nothing(tmp_path):
-    bad_mirror = tmp_path / "mirror"
-    (bad_mirror / "multi30k").mkdir(parents=True)
-    shutil.copy(mirror() / "multi30k" / "val.en.gz", bad_mirror / "multi30k" / "val.en.gz")
-    with gzip.open(bad_mirror / "multi30k" / "val.en.gz", "ab") as stream:
-        stream.write(b"one more line\n")
     dest = tmp_path / "out" / "val.en.gz"
     with pytest.raises(sources.ChecksumError, match="multi30k/val.en.gz.*expected"):
-        sources.fetch("multi30k", "val.en.gz", dest, bad_mirror)
+        sources.fetch("multi30k", "val.en.gz", dest, corrupted_mirror(tmp_path))
     assert not dest.exists() and list(dest.parent.iterdir()) == []
 
 
 def test_missing_mirror_file_and_unknown_names_fail_clearly(tmp_path):
     with pytest.raises(FileNotFoundError, match="no multi30k/train.de.gz"):
         sources.fetch("multi30k", "train.de.gz", tmp_path / "x", tmp_path)
-    with pytest.raises(KeyError, match="no file 'nope.gz'"):
+    with pytest.raises(LookupError, match="no file 'nope.gz'"):
         sources.fetch("multi30k", "nope.gz", tmp_path / "x", mirror())
+
+
+@pytest.mark.parametrize("case, corpus, name, expected", [
+    ("checksum", "multi30k", "val.en.gz", "sha256 mismatch for multi30k/val.en.gz"),
+    ("missing file", "multi30k", "test_2017_flickr.en.gz", "has no multi30k/test_2017_flickr"),
+    ("unreachable URL", "multi30k", "val.en.gz", "cannot download multi30k/val.en.gz"),
+    ("unknown corpus", "multi31k", "val.en.gz", "unknown corpus 'multi31k'"),
+])  # fmt: skip
+def test_an_expected_fetch_error_is_one_line_without_traceback(
+    tmp_path, monkeypatch, capsys, case, corpus, name, expected
+):
+    """The command's message (the job's log), not a traceback (issue 25, case 4)."""
+    monkeypatch.setenv(sources.MIRROR_ENV, str(corrupted_mirror(tmp_path)))
+    if case == "unreachable URL":
+        monkeypatch.delenv(sources.MIRROR_ENV)
+        monkeypatch.setattr(sources.urllib.request, "urlopen", offline)
+    with pytest.raises(SystemExit) as stopped:
+        sources.main(["--corpus", corpus, "--file", name, "--out", str(tmp_path / "out" / name)])
+    message = str(stopped.value.code)
+    assert message.startswith(f"fetch {corpus}/{name}: ") and expected in message, message
+    assert len(message.splitlines()) == 1
+    assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
+
+
+def test_a_failed_fetch_is_the_workflows_last_word_with_its_rule_and_log(tmp_path):
+    """keep-going runs every other job first; the run then ends naming the failed rule, its log
+    and the log's one line, right above Snakemake's own closing lines (issue 25, case 4)."""
+    workdir = workdir_with_project(tmp_path / "work")
+    targets = [f"resources/corpora/multi30k/{name}" for name in ("val.en.gz", "val.de.gz")]
+    result = snakemake(workdir, *targets, "--configfile", "config/test.yaml",
+                       env={sources.MIRROR_ENV: str(corrupted_mirror(tmp_path))})
+    assert result.returncode != 0
+    log = "results/logs/fetch/multi30k/val.en.gz.log"
+    written = (workdir / log).read_text().splitlines()
+    assert len(written) == 1 and written[0].startswith("fetch multi30k/val.en.gz: sha256 mismatch")
+    assert not (workdir / targets[0]).exists() and (workdir / targets[1]).is_file()
+    lines = (result.stdout + result.stderr).splitlines()
+    assert "Traceback" not in "\n".join(lines)
+    last = max(i for i, line in enumerate(lines) if line.startswith("failed: "))
+    assert lines[last] == f"failed: rule fetch_corpus_file, log {log}: {written[0]}"
+    closing = ("Complete log(s): ", "Elapsed time: ", "WorkflowError:", "At least one job")
+    assert all(line.startswith(closing) for line in lines[last + 1:]), lines[last:]
 
 
 def test_failed_copy_leaves_no_temp_file(tmp_path, monkeypatch):
@@ -211,9 +264,6 @@ def test_failed_copy_leaves_no_temp_file(tmp_path, monkeypatch):
 
 
 def test_download_without_network_names_the_mirror_variable(tmp_path, monkeypatch):
-    def offline(*args, **kwargs):
-        raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
-
     monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
     monkeypatch.setattr(sources.urllib.request, "urlopen", offline)
     dest = tmp_path / "out" / "val.en.gz"

@@ -1,5 +1,6 @@
 """The `run_config` rule: each run's settings in results/runs/<run>/config.json (contract item 3),
-rewritten exactly when a setting of that run changes; no JSON through a shell string."""
+rewritten exactly when a setting of that run changes, by a call of the package (softlookup.config
+write-json) like every other rule."""
 
 import json
 

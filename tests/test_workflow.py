@@ -1,5 +1,6 @@
 """The whole workflow on config/test.yaml, in a copy of the project in a temporary directory."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -27,11 +28,16 @@ def copy_project(dest: Path) -> Path:
     return dest
 
 
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    # the venv's snakemake, venv not on PATH: rules find the project's Python by themselves
+def snakemake(
+    workdir: Path, *args: str, python: Path | None = None
+) -> subprocess.CompletedProcess:
+    # the venv's snakemake (or `<python> -m snakemake`), venv not on PATH: rules find the
+    # project's Python by themselves
     env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
     env.update(SOFTLOOKUP_MIRROR=str(mirror()), PATH="/usr/bin:/bin")
-    command = [str(Path(sys.executable).parent / "snakemake"), "--cores", "2", *args]
+    launcher = ([str(python), "-m", "snakemake"] if python
+                else [str(Path(sys.executable).parent / "snakemake")])
+    command = [*launcher, "--cores", "2", *args]
     return subprocess.run(
         command, check=False, cwd=workdir, env=env, capture_output=True, text=True
     )
@@ -44,10 +50,22 @@ def merged_config(workdir: Path) -> dict:
     return config
 
 
+def clone_in_a_path_with_a_space(parent: Path) -> tuple[Path, Path]:
+    """A copy of the project at `<parent>/with space/é/p` with its own .venv inside, as `make`
+    creates it (here a link to the venv running the tests), and that venv's Python: its path,
+    which every rule calls, has a space and a non-ASCII letter."""
+    workdir = parent / "with space" / "é" / "p"
+    workdir.mkdir(parents=True)
+    copy_project(workdir)
+    (workdir / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
+    return workdir, workdir / ".venv" / "bin" / "python"
+
+
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
-    workdir = copy_project(tmp_path_factory.mktemp("workflow"))
-    result = snakemake(workdir, "--configfile", "config/test.yaml")
+    """The whole DAG, run from a clone whose path has a space and a non-ASCII letter."""
+    workdir, python = clone_in_a_path_with_a_space(tmp_path_factory.mktemp("workflow"))
+    result = snakemake(workdir, "--configfile", "config/test.yaml", python=python)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return workdir
 
@@ -118,6 +136,21 @@ def test_adding_a_sweep_value_adds_only_its_jobs(finished_run):
     assert (jobs["train"], jobs["translate"], jobs["score"]) == (1, 2, 2)
     assert "prepare_corpus" not in jobs and "train_bpe" not in jobs
     assert "results/runs/sweep_transformer.heads-4-s1/model.pt" in result.stdout
+
+
+def test_every_kind_of_rule_runs_from_a_path_with_a_space_and_an_accent(tmp_path):
+    """The two rules that were `run:` blocks (Snakemake starts those through an unquoted
+    interpreter path) and a shell rule (issue 25, case 1); `finished_run` runs the whole DAG
+    from such a path."""
+    workdir, python = clone_in_a_path_with_a_space(tmp_path)
+    run, paper, corpus = ("results/runs/gru_none-s1/config.json", "results/paper/config.json",
+                          "resources/corpora/multi30k/val.de.gz")
+    result = snakemake(workdir, run, paper, corpus, "--configfile", "config/test.yaml",
+                       python=python)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert json.loads((workdir / run).read_text())["run"] == "gru_none-s1"
+    assert json.loads((workdir / paper).read_text())["seeds"] == [1]
+    assert (workdir / corpus).stat().st_size > 0
 
 
 def test_a_malformed_config_fails_before_any_job_naming_the_key(tmp_path):

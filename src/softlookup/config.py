@@ -10,12 +10,25 @@ A variant is a base model (`transformer`) or a sweep point of one. A sweep is ei
 scale: [true, false]}}`; a point is named `<model>.<k1>-<v1>.<k2>-<v2>` (grid key order), listing
 only the keys whose value differs from the base model's (defaults included), so a point equal to
 the base model is the base run and two sweeps reaching the same settings share one run.
+
+`read_config_file(path)` reads one config file as Snakemake does, naming the file and the line
+of a syntax error. As a command:
+
+    python -m softlookup.config check-files config/config.yaml config/mine.yaml
+    python -m softlookup.config write-json --json '{"run": ...}' --out results/runs/<run>/config.json
+
+`check-files` prints one line per file that is missing or does not parse (`make paper` runs it
+before Snakemake, whose own message names neither); `write-json` writes a run's settings or the
+merged config (rules run_config and paper_config), indented with sorted keys.
 """
 
 from __future__ import annotations
 
+import argparse
 import fnmatch
 import itertools
+import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,12 +63,58 @@ def load_schema(path: str | Path) -> dict:
     return yaml.safe_load(Path(path).read_text())
 
 
+def _yaml_error(path: Path, error: yaml.YAMLError) -> str:
+    """A YAML syntax error in one line: the file, the line and column, what is wrong there, and
+    where the construct being read began."""
+    mark = getattr(error, "problem_mark", None)
+    if mark is None:
+        return f"{path}: not valid YAML ({' '.join(str(error).split())})"
+    began = error.context_mark
+    context = (f" ({error.context} at line {began.line + 1}, column {began.column + 1})"
+               if error.context and began else "")
+    return f"{path}, line {mark.line + 1}, column {mark.column + 1}: {error.problem}{context}"
+
+
+def read_config_file(path: str | Path) -> dict:
+    """One config file read as Snakemake reads it (JSON, else YAML; keys at the top level), or a
+    ConfigError in one line naming the file and, for a syntax error, the line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file (looked in {Path.cwd()})") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot be read as a config file ({error})") from None
+    try:
+        config = json.loads(text)
+    except ValueError:
+        try:
+            config = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise ConfigError(_yaml_error(path, error)) from None
+    if not isinstance(config, dict):
+        raise ConfigError(f"{path}: a config file holds `key: value` lines at its top level, "
+                          f"this one holds {'nothing' if config is None else repr(config)[:60]}")
+    return config
+
+
 def _where(path) -> str:
     return ".".join(str(part) for part in path) or "top level"
 
 
+def _repeated(items: list):
+    """The first entry equal to an earlier one, as the schema's uniqueItems compares them (1 and
+    1.0 are one entry, 1 and true two)."""
+    return next(item for index, item in enumerate(items)
+                if any(seen == item and isinstance(seen, bool) == isinstance(item, bool)
+                       for seen in items[:index]))
+
+
 def _one_line(error: jsonschema.ValidationError) -> str:
     where = _where(error.absolute_path)
+    if error.validator == "uniqueItems":
+        return (f"{where}: {_repeated(error.instance)!r} appears more than once in "
+                f"{error.instance}; list each entry once")
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         unknown = sorted(set(error.instance) - set(allowed))
@@ -245,3 +304,43 @@ def check(config: dict, schema: dict, files: list[str] | None = None) -> dict[st
     except ConfigError as error:
         raise ConfigError(f"config: {error}{source}") from None
     return variants
+
+
+def file_problems(paths: list[Path]) -> list[str]:
+    """One line per config file that is missing or does not parse."""
+    problems = []
+    for path in paths:
+        try:
+            read_config_file(path)
+        except ConfigError as error:
+            problems.append(str(error))
+    return problems
+
+
+def write_json(text: str, out: Path) -> None:
+    """`text` (JSON) written to `out` indented with sorted keys: the same settings given in
+    another key order are the same file."""
+    out.write_text(json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Config files: check them; write settings.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    check_files = commands.add_parser(
+        "check-files", help="one line per config file that is missing or does not parse")
+    check_files.add_argument("files", nargs="+", type=Path)
+    write = commands.add_parser("write-json", help="write JSON indented, keys sorted")
+    write.add_argument("--json", required=True, help="the JSON text")
+    write.add_argument("--out", required=True, type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "write-json":
+        write_json(args.json, args.out)
+        print(f"wrote {args.out}")
+        return
+    problems = file_problems(args.files)
+    if problems:
+        sys.exit("\n".join(problems))
+
+
+if __name__ == "__main__":
+    main()

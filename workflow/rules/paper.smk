@@ -3,7 +3,6 @@
 # tables; latexmk then builds paper/paper.pdf from paper/ and those files.
 
 import os
-from pathlib import Path
 
 PAPER_FIGURES = [*FIGURES, *PROBE_FIGURES]
 # The config files given on the command line (the Snakefile's own config/config.yaml loads first
@@ -27,11 +26,9 @@ rule paper_config:
     benchmark:
         "results/benchmarks/paper_config/all.tsv"
     params:
-        config=config,
-    run:
-        Path(output[0]).parent.mkdir(parents=True, exist_ok=True)
-        Path(output[0]).write_text(json.dumps(params.config, indent=2, sort_keys=True) + "\n")
-        Path(log[0]).write_text(f"wrote {output[0]}\n")
+        config=json.dumps(config, sort_keys=True),
+    shell:
+        "{PYTHON}.config write-json --json {params.config:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule paper_claims:

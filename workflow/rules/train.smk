@@ -5,17 +5,12 @@
 # and data (else it starts fresh and its log says why). A rerun of a finished run with unchanged
 # settings (--forcerun train, a deleted model.pt) rebuilds its outputs from the finished
 # checkpoint and best.pt: the same weights, no training; delete checkpoint.pt to retrain.
-from pathlib import Path
 
 
 def run_settings(wildcards):
-    """results/runs/<run>/config.json's content (contract item 3)."""
-    return run_config(wildcards.variant, wildcards.seed)
-
-
-def write_run_config(settings, path, log):
-    Path(path).write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n")
-    Path(log).write_text(f"wrote {path}\n")
+    """results/runs/<run>/config.json's content (contract item 3) as JSON, keys sorted: one
+    quoted argument of the job that writes it."""
+    return json.dumps(run_config(wildcards.variant, wildcards.seed), sort_keys=True)
 
 
 rule run_config:
@@ -27,8 +22,8 @@ rule run_config:
         "results/benchmarks/run_config/{variant}-s{seed}.tsv"
     params:
         settings=run_settings,
-    run:
-        write_run_config(params.settings, output[0], log[0])
+    shell:
+        "{PYTHON}.config write-json --json {params.settings:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule train:

@@ -1,4 +1,10 @@
-"""Fetch a corpus file from a local mirror or its upstream URL, and verify its sha256."""
+"""Fetch a corpus file from a local mirror or its upstream URL, and verify its sha256.
+
+As a command (rule fetch_corpus_file) an expected failure (a damaged file, a file the mirror
+lacks, no network, a corpus or file the registry does not know) is one line in the job's log,
+`fetch <corpus>/<file>: <what and what to do>`, and exit status 1; anything else is a bug and
+keeps its traceback.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import argparse
 import hashlib
 import os
 import shutil
+import sys
 import tempfile
 import urllib.error
 import urllib.request
@@ -19,6 +26,10 @@ MIRROR_ENV = "SOFTLOOKUP_MIRROR"
 
 class ChecksumError(RuntimeError):
     pass
+
+
+# what a user can meet and fix: the message says which file and what to do
+EXPECTED_ERRORS = (ChecksumError, ConnectionError, FileNotFoundError, LookupError)
 
 
 def registry() -> dict:
@@ -44,10 +55,10 @@ def fetch(corpus: str, name: str, dest: Path, mirror: Path | None = None) -> Pat
     """Copy <mirror>/<corpus>/<name> (or download it) to `dest`, only if its sha256 matches."""
     known = registry()
     if corpus not in known:
-        raise KeyError(f"unknown corpus {corpus!r}; known: {sorted(known)}")
+        raise LookupError(f"unknown corpus {corpus!r}; known: {sorted(known)}")
     files = known[corpus]["files"]
     if name not in files:
-        raise KeyError(f"corpus {corpus!r} has no file {name!r}; known: {sorted(files)}")
+        raise LookupError(f"corpus {corpus!r} has no file {name!r}; known: {sorted(files)}")
     url = known[corpus].get("url")
     if not mirror and not url:
         raise FileNotFoundError(
@@ -98,15 +109,18 @@ def download(url: str, stream, corpus: str, name: str) -> None:
         ) from error
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--corpus", required=True)
     parser.add_argument("--file", required=True, help="file name inside the corpus")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--mirror", default=None, help=f"mirror directory (${MIRROR_ENV} wins)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     mirror = resolve_mirror(args.mirror)
-    path = fetch(args.corpus, args.file, args.out, mirror)
+    try:
+        path = fetch(args.corpus, args.file, args.out, mirror)
+    except EXPECTED_ERRORS as error:
+        sys.exit(f"fetch {args.corpus}/{args.file}: {error}")
     print(f"fetched {args.corpus}/{args.file} from {mirror or 'upstream'} -> {path} (sha256 ok)")
 
 
