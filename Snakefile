@@ -80,6 +80,7 @@ localrules:
     figure_training,
     figure_cost,
     figure_alignment,
+    figure_convergence,
     paper_config,
     paper_claims,
     paper_sections,

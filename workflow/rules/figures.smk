@@ -9,9 +9,14 @@ COST_FIGURES = ["generation_steps", "kernel_cost"]
 # the example sentence drawn for the runs analysis.runs names (every_run adds statistics only)
 ALIGNMENT_FIGURES = expand("results/figures/alignment_{run}.pdf",
                            run=[run for run in config["analysis"]["runs"] if run in RUNS])
+# the training-budget paths of the D effects: this build's points beside the committed
+# references of the converged study (config["convergence"])
+CONVERGENCE = config.get("convergence") or {}
+CONVERGENCE_FIGURES = ["results/figures/convergence.pdf"] if CONVERGENCE else []
 FIGURES = [
     *expand("results/figures/{figure}.pdf", figure=[*SCORE_FIGURES, "training", *COST_FIGURES]),
     *ALIGNMENT_FIGURES,
+    *CONVERGENCE_FIGURES,
 ]
 
 
@@ -82,3 +87,25 @@ rule figure_alignment:
         "results/benchmarks/figure_alignment/{run}.tsv"
     shell:
         "{PYTHON}.report.figures.alignment --csv {input:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule figure_convergence:
+    input:
+        config="results/paper/config.json",
+        comparisons="results/tables/comparisons.csv",
+        references=[f"{folder}/{name}" for folder in CONVERGENCE.get("references", [])
+                    for name in ("comparisons.csv", "claims.csv", "training.csv",
+                                 "provenance.json")],
+    output:
+        report("results/figures/convergence.pdf", caption="../report/convergence.rst",
+               category="Figures"),
+    log:
+        "results/logs/figures/convergence.log",
+    benchmark:
+        "results/benchmarks/figure_convergence/all.tsv"
+    params:
+        references=CONVERGENCE.get("references", []),
+    shell:
+        "{PYTHON}.report.figures.convergence --config {input.config:q}"
+        " --comparisons {input.comparisons:q} --references {params.references:q}"
+        " --out {output:q} > {log:q} 2>&1"

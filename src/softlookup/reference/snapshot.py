@@ -22,11 +22,12 @@ import pandas as pd
 
 from ..provenance import config_hash, environment
 
-KEPT = ("paper", "scores", "comparisons", "claims", "checks", "manifest")
+KEPT = ("paper", "scores", "comparisons", "training", "claims", "checks", "manifest")
 FILE_NAMES = {
     "paper": "paper.pdf",
     "scores": "scores.csv",
     "comparisons": "comparisons.csv",
+    "training": "training.csv",
     "claims": "claims.csv",
     "checks": "checks.csv",
     "manifest": "manifest.json",

@@ -1,0 +1,146 @@
+"""Facts of the training-budget section: how each D claim's effect and verdict move from this
+build's budget to the committed references of longer studies (config/converged.yaml, in parts).
+
+The references are read as they are, from `convergence.references` (folders made by `make
+reference`: comparisons.csv with its `epoch` column, claims.csv, training.csv, provenance.json),
+as the GPU rows are read from `bench.measured`; each names the commit and config it came from.
+`convergence.effects` says which comparison carries each claim's effect:
+
+    effects: {D3: [{comparison: d3_scaled_vs_unscaled_dk128}], D1: [{comparison: ...,
+              bucket: ">60", metric: bleu_share}]}
+
+(bucket defaults to "all", metric to "bleu").
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ..evaluate.score import ALL, FINAL
+
+PATH_COLUMNS = [
+    "claim", "comparison", "bucket", "metric", "study", "epoch", "delta", "ci_low", "ci_high",
+    "p_value", "seeds",
+]  # fmt: skip
+STUDY = "this build"
+# a run still improving by more than this share of its validation loss at its last epoch has
+# not converged (issue 22's bar)
+STILL_IMPROVING = 0.01
+
+
+@dataclass
+class Reference:
+    """One committed reference build: its name (folder), tables and provenance."""
+
+    name: str
+    comparisons: pd.DataFrame
+    claims: pd.DataFrame
+    training: pd.DataFrame
+    provenance: dict
+
+    @property
+    def commit(self) -> str:
+        return self.provenance.get("environment", {}).get("commit", "")[:7]
+
+    @property
+    def config_name(self) -> str:
+        return self.provenance.get("config_name", self.name)
+
+
+def read_reference(folder: Path) -> Reference:
+    """A reference folder; a clear error naming the file when one is missing."""
+    folder = Path(folder)
+    needed = ["comparisons.csv", "claims.csv", "training.csv", "provenance.json"]
+    missing = [name for name in needed if not (folder / name).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"convergence.references: {folder} lacks {', '.join(missing)} (made by `make reference`)"
+        )
+    return Reference(
+        name=folder.name,
+        comparisons=pd.read_csv(folder / "comparisons.csv", dtype={"epoch": str}),
+        claims=pd.read_csv(folder / "claims.csv", keep_default_na=False),
+        training=pd.read_csv(folder / "training.csv"),
+        provenance=json.loads((folder / "provenance.json").read_text()),
+    )
+
+
+def effect_rows(comparisons: pd.DataFrame, claim: str, effect: dict, study: str) -> pd.DataFrame:
+    """The rows of one claim's effect in one study, every budget point (a table from before
+    budget points holds its final models only)."""
+    bucket, metric = effect.get("bucket", ALL), effect.get("metric", "bleu")
+    rows = comparisons[(comparisons.comparison == effect["comparison"])
+                       & (comparisons.bucket == bucket) & (comparisons.metric == metric)]  # fmt: skip
+    epoch = rows["epoch"].astype(str) if "epoch" in rows else FINAL
+    return rows.assign(claim=claim, study=study, epoch=epoch).reindex(columns=PATH_COLUMNS)
+
+
+def effect_paths(
+    comparisons: pd.DataFrame, references: list[Reference], effects: dict[str, list[dict]]
+) -> pd.DataFrame:
+    """Every claim's effect at every budget point of this build and of each reference."""
+    studies = [(STUDY, comparisons), *((ref.name, ref.comparisons) for ref in references)]
+    parts = [
+        effect_rows(table, claim, effect, study)
+        for claim, claim_effects in effects.items()
+        for effect in claim_effects
+        for study, table in studies
+    ]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=PATH_COLUMNS)
+
+
+def point_order(epochs) -> list[str]:
+    """Budget points in training order: epochs ascending, then "final"."""
+    numbers = sorted({int(e) for e in epochs if str(e) != FINAL})
+    return [*map(str, numbers), *([FINAL] if FINAL in set(map(str, epochs)) else [])]
+
+
+def deciding_verdict(claim: str, references: list[Reference]) -> tuple[str, str]:
+    """(verdict, reference name) of the reference that decides `claim` (not pending there);
+    ("not run", "") when none does."""
+    for ref in references:
+        row = ref.claims[ref.claims.id == claim]
+        if len(row) and row.verdict.iloc[0] not in ("pending", ""):
+            return row.verdict.iloc[0], ref.name
+    return "not run", ""
+
+
+def verdict_table(claims: pd.DataFrame, references: list[Reference], ids: list[str]) -> pd.DataFrame:
+    """Per claim: this build's verdict, the verdict at convergence and whether it moved."""
+    rows = []
+    for claim in ids:
+        here = claims[claims.id == claim]
+        verdict = here.verdict.iloc[0] if len(here) else "absent"
+        converged, where = deciding_verdict(claim, references)
+        rows.append({
+            "claim": claim, "verdict": verdict, "converged": converged, "reference": where,
+            "moved": converged != "not run" and converged != verdict,
+            "reason": (ref_reason(references, where, claim) if where else ""),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def ref_reason(references: list[Reference], name: str, claim: str) -> str:
+    ref = next(ref for ref in references if ref.name == name)
+    return str(ref.claims[ref.claims.id == claim].reason.iloc[0])
+
+
+def convergence_of_runs(training: pd.DataFrame) -> pd.DataFrame:
+    """Per run of a study's training.csv: epochs trained, best epoch, whether it stopped early
+    or hit the cap, and the relative improvement of validation loss at its last epoch."""
+    rows = []
+    for run, log in training.sort_values("epoch").groupby("run"):
+        losses = log.val_loss.tolist()
+        last_gain = (losses[-2] - losses[-1]) / losses[-2] if len(losses) > 1 else float("nan")
+        cap = int(log.epochs.iloc[0]) if "epochs" in log else len(losses)
+        rows.append({
+            "run": run, "variant": log.variant.iloc[0], "epochs_trained": len(losses),
+            "best_epoch": int(log.epoch.iloc[log.val_loss.argmin()]), "cap": cap,
+            "hit_cap": len(losses) >= cap, "last_gain": last_gain,
+            "still_improving": bool(last_gain > STILL_IMPROVING),
+        })  # fmt: skip
+    return pd.DataFrame(rows)

@@ -1,0 +1,94 @@
+"""The training-budget section's facts: effect paths across this build and committed references,
+verdicts at convergence, and which runs stopped still improving."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from softlookup.report import convergence
+from softlookup.report.figures import convergence as figure
+
+EFFECTS = {"D3": [{"comparison": "d3_dk128"}], "D1": [{"comparison": "d1", "bucket": ">60",
+                                                       "metric": "bleu_share"}]}  # fmt: skip
+
+
+def comparison_rows(name, deltas, bucket="all", metric="bleu"):
+    return [{"comparison": name, "bucket": bucket, "metric": metric, "epoch": epoch,
+             "delta": delta, "ci_low": delta - 1, "ci_high": delta + 1, "p_value": 0.01,
+             "seeds": 2} for epoch, delta in deltas.items()]  # fmt: skip
+
+
+def write_reference(folder, claims, comparisons, training):
+    folder.mkdir(parents=True)
+    pd.DataFrame(comparisons).to_csv(folder / "comparisons.csv", index=False)
+    pd.DataFrame(claims).to_csv(folder / "claims.csv", index=False)
+    pd.DataFrame(training).to_csv(folder / "training.csv", index=False)
+    provenance = {"config_name": folder.name, "environment": {"commit": "abcdef1234"}}
+    (folder / "provenance.json").write_text(json.dumps(provenance))
+    return convergence.read_reference(folder)
+
+
+def training_log(run, losses, cap):
+    return [{"run": run, "variant": run.rsplit("-s", 1)[0], "epoch": i + 1, "val_loss": loss,
+             "epochs": cap} for i, loss in enumerate(losses)]  # fmt: skip
+
+
+@pytest.fixture
+def reference(tmp_path):
+    return write_reference(
+        tmp_path / "converged_scale",
+        claims=[{"id": "D3", "verdict": "partly", "reason": "gap does not grow"},
+                {"id": "D1", "verdict": "pending", "reason": "not trained here"}],
+        comparisons=comparison_rows("d3_dk128", {"1": 9.0, "2": 6.0, "4": 2.0, "final": 0.5})
+        + comparison_rows("d3_dk128", {"final": 7.0}, bucket="1-10"),
+        training=training_log("a-s1", [3.0, 2.5, 2.45, 2.44], cap=4)
+        + training_log("b-s1", [3.0, 2.0, 2.1, 2.2], cap=10),
+    )  # fmt: skip
+
+
+def test_effect_paths_put_this_build_beside_each_reference_point_by_point(reference):
+    here = pd.DataFrame(comparison_rows("d3_dk128", {"final": 12.0})
+                        + comparison_rows("d1", {"final": 0.2}, bucket=">60", metric="bleu_share"))
+    paths = convergence.effect_paths(here, [reference], EFFECTS)
+    d3 = paths[paths.claim == "D3"].set_index(["study", "epoch"]).delta
+    assert d3.to_dict() == {(convergence.STUDY, "final"): 12.0, ("converged_scale", "1"): 9.0,
+                            ("converged_scale", "2"): 6.0, ("converged_scale", "4"): 2.0,
+                            ("converged_scale", "final"): 0.5}  # fmt: skip
+    d1 = paths[paths.claim == "D1"]
+    assert d1.study.tolist() == [convergence.STUDY] and d1.metric.tolist() == ["bleu_share"]
+    assert convergence.point_order(paths.epoch) == ["1", "2", "4", "final"]
+
+
+def test_a_verdict_at_convergence_comes_from_the_reference_that_decides_it(reference):
+    here = pd.DataFrame([{"id": "D3", "verdict": "reproduced"}, {"id": "D1",
+                                                                 "verdict": "reproduced"}])
+    table = convergence.verdict_table(here, [reference], ["D1", "D3"]).set_index("claim")
+    assert table.loc["D3", ["verdict", "converged", "moved"]].tolist() == [
+        "reproduced", "partly", True]
+    assert table.loc["D3", "reference"] == "converged_scale" and "grow" in table.loc["D3", "reason"]
+    assert table.loc["D1", ["converged", "moved"]].tolist() == ["not run", False]
+
+
+def test_runs_at_their_cap_and_still_improving_are_named(reference):
+    runs = convergence.convergence_of_runs(reference.training).set_index("run")
+    assert runs.loc["a-s1", ["hit_cap", "still_improving"]].tolist() == [True, False]  # 0.4%
+    assert runs.loc["b-s1", ["hit_cap", "best_epoch", "still_improving"]].tolist() == [
+        False, 2, False]  # fmt: skip
+    steep = convergence.convergence_of_runs(pd.DataFrame(training_log("c-s1", [3, 2.9], 2)))
+    assert steep.still_improving.tolist() == [True]  # 3.3% at its last epoch
+
+
+def test_a_reference_folder_missing_a_table_is_named(tmp_path):
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "claims.csv").write_text("id,verdict\n")
+    with pytest.raises(FileNotFoundError, match="half lacks comparisons.csv, training.csv"):
+        convergence.read_reference(tmp_path / "half")
+
+
+def test_the_figure_draws_one_panel_per_claim(reference, tmp_path):
+    here = pd.DataFrame(comparison_rows("d3_dk128", {"final": 12.0}))
+    fig = figure.draw(convergence.effect_paths(here, [reference], EFFECTS))
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in visible] == ["D3"]  # D1: no rows in either study
+    assert [tick.get_text() for tick in visible[0].get_xticklabels()] == ["1", "2", "4", "final"]
