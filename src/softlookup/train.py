@@ -273,7 +273,7 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
             mininterval=10,
             miniters=1,
         )
-        for batch in progress:
+        for index, batch in enumerate(progress):
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate(state["step"], total_steps, cfg)
             loss = batch_loss(model, batch, device, cfg.label_smoothing)
@@ -290,7 +290,7 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
             batch_tokens = batch.target_tokens
             tokens += batch_tokens
             loss_sum += loss_value * batch_tokens
-            if progress.n % 20 == 0:
+            if index % 20 == 0:  # tqdm's own count lags between its refreshes
                 elapsed = time.perf_counter() - started
                 progress.set_postfix(
                     loss=f"{loss_value:.3f}", tok_s=f"{tokens / elapsed:.0f}", refresh=False
