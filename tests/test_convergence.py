@@ -58,6 +58,9 @@ def test_effect_paths_put_this_build_beside_each_reference_point_by_point(refere
     d1 = paths[paths.claim == "D1"]
     assert d1.study.tolist() == [convergence.STUDY] and d1.metric.tolist() == ["bleu_share"]
     assert convergence.point_order(paths.epoch) == ["1", "2", "4", "final"]
+    at_two = convergence.effect_paths(here, [reference], EFFECTS, epochs=2)
+    d3 = at_two[at_two.claim == "D3"].set_index(["study", "epoch"]).delta
+    assert d3[(convergence.STUDY, "2")] == 12.0 and (convergence.STUDY, "final") not in d3
 
 
 def test_a_verdict_at_convergence_comes_from_the_reference_that_decides_it(reference):

@@ -80,10 +80,17 @@ def effect_rows(comparisons: pd.DataFrame, claim: str, effect: dict, study: str)
 
 
 def effect_paths(
-    comparisons: pd.DataFrame, references: list[Reference], effects: dict[str, list[dict]]
+    comparisons: pd.DataFrame, references: list[Reference], effects: dict[str, list[dict]],
+    epochs: int | None = None,
 ) -> pd.DataFrame:
-    """Every claim's effect at every budget point of this build and of each reference."""
-    studies = [(STUDY, comparisons), *((ref.name, ref.comparisons) for ref in references)]
+    """Every claim's effect at every budget point of this build and of each reference. With
+    `epochs` (this build's epoch cap, which its runs train to: no early stop at 2 epochs), this
+    build's final models are its point at that budget; a reference's final models stopped early,
+    each at its own epoch, and stay "final"."""
+    here = comparisons
+    if epochs is not None and "epoch" in here:
+        here = here.assign(epoch=here.epoch.astype(str).replace(FINAL, str(epochs)))
+    studies = [(STUDY, here), *((ref.name, ref.comparisons) for ref in references)]
     parts = [
         effect_rows(table, claim, effect, study)
         for claim, claim_effects in effects.items()

@@ -67,9 +67,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--references", nargs="*", default=[], type=Path)
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
-    effects = json.loads(args.config.read_text())["convergence"]["effects"]
+    config = json.loads(args.config.read_text())
     comparisons = pd.read_csv(args.comparisons, dtype={"epoch": str})
-    paths = effect_paths(comparisons, [read_reference(f) for f in args.references], effects)
+    references = [read_reference(folder) for folder in args.references]
+    paths = effect_paths(comparisons, references, config["convergence"]["effects"],
+                         epochs=config["train"]["epochs"])  # fmt: skip
     style.setup()
     print(style.save(draw(paths), args.out))
 
