@@ -179,11 +179,11 @@ def net_allocated_bytes(device: torch.device, work: Callable[[], object]) -> int
     if device.type == "cuda":
         synchronize(device)
         before = torch.cuda.memory_allocated(device)
-        kept = work()  # noqa: F841 (held alive while the allocator is read)
+        kept = work()  # alive while the allocator is read
         synchronize(device)
         return torch.cuda.memory_allocated(device) - before
     with torch.profiler.profile(activities=[ProfilerActivity.CPU], profile_memory=True) as trace:
-        kept = work()  # noqa: F841
+        kept = work()  # alive while the profiler tallies
     return int(sum(event.self_cpu_memory_usage for event in trace.events()))
 
 
