@@ -463,9 +463,10 @@ def _interval_test(check: ComparisonCheck, row: pd.Series, output: str, text: st
         detail += "; the interval includes it: no difference shown at 95%"
     if check.side is not None:
         text = f"{row[f'system_{check.side}']} {value:.3g} [{low:.3g}, {high:.3g}]; {text}"
+    described = check.op == "report" and check.side is not None  # a system shown, not tested
     return Outcome(status, check.label, f"{check.label}: {text}", detail, output,
-                   value=value, ci_low=low, ci_high=high, judged=test,
-                   tests=(test, *also_read))  # fmt: skip
+                   value=value, ci_low=low, ci_high=high, judged=None if described else test,
+                   tests=() if described else (test, *also_read))  # fmt: skip
 
 
 def evaluate_comparison(check: ComparisonCheck, evidence: Evidence) -> Outcome:

@@ -1,8 +1,8 @@
 """Several paired tests behind one claim: Holm's adjustment within the claim's family.
 
 A claim's family is every null hypothesis its paired-comparison checks read (checks.Test): the
-row each one judges or reports, and every member of a family a check searches for its largest
-difference (statistic max). Holm's step-down method (Holm 1979) adjusts their p-values together:
+difference each one judges or reports, and every member of a family a check searches for its
+largest difference (statistic max); a system's own mean shown beside them tests nothing. Holm's step-down method (Holm 1979) adjusts their p-values together:
 the i-th smallest of m is multiplied by m - i + 1, and adjusted values never decrease in that
 order. A decisive check passes when its adjusted p-value is below checks.ALPHA (and its estimate
 lies on the claimed side). With one test this is the 95% interval rule itself.
