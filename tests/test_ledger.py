@@ -445,6 +445,7 @@ def test_d2_additive_above_dot_is_contrary_to_luong(tmp_path):
                       comparisons=study_comparisons(dot_vs_additive=(-0.5, -0.9, -0.1)))
     assert ledger.loc["D2", "verdict"] == "partly"
     assert "concat (additive) did not work well" in ledger.loc["D2", "reason"]
+    assert "the interval lies on the other side" in ledger.loc["D2", "reason"]
 
 
 def test_d4_a_low_loss_without_copying_is_partly(tmp_path):

@@ -459,8 +459,9 @@ def _interval_test(check: ComparisonCheck, row: pd.Series, output: str, text: st
     else:
         status = "pass" if decide(check, value, test.p_value) else "fail"
         detail = _expectation(check)
-    if status == "fail" and low <= expected <= high and check.op in ("above", "below"):
-        detail += "; the interval includes it: no difference shown at 95%"
+    if status == "fail" and check.op in ("above", "below"):
+        detail += ("; the interval includes it: no difference shown at 95%"
+                   if low <= expected <= high else "; the interval lies on the other side")
     if check.side is not None:
         text = f"{row[f'system_{check.side}']} {value:.3g} [{low:.3g}, {high:.3g}]; {text}"
     described = check.op == "report" and check.side is not None  # a system shown, not tested

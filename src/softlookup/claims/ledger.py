@@ -8,7 +8,10 @@ python -m softlookup.claims.ledger --claims config/claims.yaml \
 
 Only the files named on the command line are read (the rule's declared inputs). claims.csv has
 one row per claim (COLUMNS, then the environment's columns); checks.csv one row per check
-(CHECK_COLUMNS). No LaTeX here: the report renders both tables.
+(CHECK_COLUMNS; a paired check's p_value is that of its null, estimate = threshold, in the
+two-sided form, p_adjusted the same Holm-adjusted over the claim's family_size tests: a pass needs
+p_adjusted < 0.05 and the estimate on the claimed side). No LaTeX here: the report renders both
+tables.
 """
 
 from __future__ import annotations
