@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..evaluate.compare import COLUMNS as COMPARISON_COLUMNS
-from ..evaluate.compare import Z95
+from ..evaluate.compare import Z95, two_sided_p
 from ..evaluate.score import ALL, bucket_order, final_point
 from ..evaluate.score import COLUMNS as SCORES_COLUMNS
 from .spec import (
@@ -404,19 +404,21 @@ def _null(check: ComparisonCheck) -> tuple[str, float]:
 
 def null_p(null: tuple[str, float], value: float, se: float) -> float:
     """The null's p-value in two-sided form (module docstring); NaN without a standard error."""
+    kind, threshold = null
+    if kind == "point":
+        return two_sided_p(value - threshold, se)
     if not (math.isfinite(value) and math.isfinite(se)):
         return math.nan
-    kind, threshold = null
-    if se == 0:  # an exact estimate: it clears the null or it does not
-        clears = {"point": value != threshold, "equivalent": abs(value) < threshold,
-                  "non_inferior": value > -threshold}[kind]  # fmt: skip
-        return 0.0 if clears else 1.0
-    tail = NormalDist().cdf
-    if kind == "point":
-        return 2 * tail(-abs(value - threshold) / se)
-    if kind == "equivalent":
-        return min(1.0, 2 * max(tail(-(value + threshold) / se), tail(-(threshold - value) / se)))
-    return min(1.0, 2 * tail(-(value + threshold) / se))
+    clearances = [value + threshold] + ([threshold - value] if kind == "equivalent" else [])
+    return max(_one_sided_doubled(clearance, se) for clearance in clearances)
+
+
+def _one_sided_doubled(clearance: float, se: float) -> float:
+    """2 Phi(-clearance / se), at most 1: the estimate lies `clearance` beyond a one-sided null
+    (doubled, so that p < 0.05 is the 95% interval's rule)."""
+    if se == 0:
+        return 0.0 if clearance > 0 else 1.0
+    return min(1.0, 2 * NormalDist().cdf(-clearance / se))
 
 
 def decide(check: ComparisonCheck, value: float, p_value: float) -> bool:
