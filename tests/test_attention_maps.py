@@ -220,3 +220,32 @@ def test_a_causal_row_seeing_one_key_is_not_analysed():
     measures = attention_maps.row_measures(weights, visible, torch.zeros(1, dtype=torch.long),
                                            no_pad)  # fmt: skip
     assert measures["analysed"].tolist() == [[False, True, True]]
+
+
+def test_the_weight_on_the_next_position_measures_copying():
+    """A row that copies puts its weight on the next position (the token it predicts); the causal
+    mask hides that position, so a masked row puts none there; padding has no next token."""
+    key_pad = torch.tensor([[False, False, False, True]])  # (B=1,T=4): three real positions
+    visible = attention_maps.visible_keys(key_pad, key_pad, causal=False)
+    copying = torch.diag(torch.ones(3), 1)[None, None].double()  # (1,1,4,4): row i on i + 1
+    measures = attention_maps.next_position_measures(copying, visible, key_pad)
+    assert measures["next_weight"][0, 0, :2].tolist() == [1.0, 1.0]
+    assert measures["next_weight"][0, 0, 2:].isnan().all()  # the next one is padding / past end
+    assert measures["next_chance"][0, 0, :2].tolist() == [1 / 3, 1 / 3]
+    causal = attention_maps.visible_keys(key_pad, key_pad, causal=True)
+    masked = (causal / causal.sum(-1, keepdim=True).clamp(min=1))[:, None].double()
+    assert attention_maps.next_position_measures(masked, causal, key_pad)["next_weight"][
+        0, 0, :2].tolist() == [0.0, 0.0]  # fmt: skip
+
+
+@pytest.mark.parametrize("causal_mask, copies_nothing", [(True, True), (False, False)])
+def test_only_a_decoder_without_the_causal_mask_can_weigh_the_next_position(causal_mask,
+                                                                            copies_nothing):
+    torch.manual_seed(0)
+    model = build_model({**MODELS["transformer-s1"], "causal_mask": causal_mask}, 200).eval()
+    src, tgt = [[5, 6, 7, 8]], [[20, 21, 22, 23, 24]]
+    table = attention_maps.attention_table("t", model, make_batches(src, tgt, 1000, shuffle=False))
+    values = table.set_index(["map", "quantity"]).value
+    assert (values["dec.1.self.h0", "next_position_weight_mean"] == 0) == copies_nothing
+    assert values["dec.1.self", "next_position_chance"] > 0
+    assert "next_position_weight_mean" not in values["dec.1.cross"]

@@ -8,7 +8,9 @@ import torch
 
 from softlookup.bench.generation import (
     COLUMNS,
+    MEMORY_COLUMNS,
     build_random_transformer,
+    cache_allocated_bytes,
     compare_ways,
     main,
     next_tokens,
@@ -20,14 +22,22 @@ TINY = {"d_model": 16, "heads": 2, "ffn_dim": 32, "layers": 2, "vocab": 50}
 
 
 @pytest.fixture(scope="module")
-def table(tmp_path_factory) -> pd.DataFrame:
-    out = tmp_path_factory.mktemp("bench") / "generation_cpu.csv"
+def tables(tmp_path_factory) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(generation_cpu.csv, cache_memory_cpu.csv) of the tiny model."""
+    out = tmp_path_factory.mktemp("bench")
     options = [f"--{key.replace('_', '-')}={value}" for key, value in TINY.items()]
     main(
-        ["--device", "cpu", "--out", str(out), *options, "--src-len", "5",
-         "--new-tokens", "3", "6", "12", "--batch", "1", "3", "--repeats", "1"]
+        ["--device", "cpu", "--out", str(out / "generation_cpu.csv"), *options, "--src-len", "5",
+         "--new-tokens", "3", "6", "12", "--batch", "1", "3", "--repeats", "1",
+         "--memory-out", str(out / "cache_memory_cpu.csv"), "--memory-layers", "1", "2", "4",
+         "--memory-heads", "1", "2", "4", "--memory-tokens", "6"]
     )  # fmt: skip
-    return pd.read_csv(out)
+    return pd.read_csv(out / "generation_cpu.csv"), pd.read_csv(out / "cache_memory_cpu.csv")
+
+
+@pytest.fixture(scope="module")
+def table(tables) -> pd.DataFrame:
+    return tables[0]
 
 
 def test_one_row_per_setting_with_every_column(table):
@@ -58,6 +68,36 @@ def test_cache_memory_is_keys_and_values_per_token_layer_and_head(table):
     assert table.cache_bytes.equals(expected)
     # the cross-attention keys and values depend on the source only
     assert table.groupby("batch").cross_kv_bytes.nunique().eq(1).all()
+
+
+def test_the_allocator_holds_the_cache_and_nothing_else(table, tables):
+    """Measured by the allocator's events, not the tensors' shapes: the bytes still held after
+    the cached steps are the cache's own, linear in tokens, layers and heads (at one d_k)."""
+    assert (table.cache_allocated_bytes == table.cache_bytes).all()
+    memory = tables[1].set_index("swept")
+    assert list(tables[1].columns) == MEMORY_COLUMNS
+    for swept in ("layers", "heads"):
+        rows = memory.loc[swept]
+        per_unit = rows.cache_allocated_bytes / rows[swept]
+        assert per_unit.nunique() == 1 and (per_unit > 0).all(), swept
+    assert (memory.loc["heads"].d_k == 8).all()
+
+
+def test_a_cache_that_keeps_old_copies_is_measured_as_such():
+    """The nbytes of the final cache would not see a decoder that keeps every step's copy: the
+    allocator does (memory quadratic in the tokens)."""
+    model = build_random_transformer(**TINY, max_len=16, seed=0)
+    src = random_source(1, 5, TINY["vocab"], seed=0)
+    honest_step, kept = model.decode_step, []
+
+    def hoarding_step(tokens, state):
+        kept.append(state)
+        return honest_step(tokens, state)
+
+    model.decode_step = hoarding_step
+    held = [cache_allocated_bytes(model, src, n) for n in (4, 8)]
+    honest = 2 * TINY["layers"] * TINY["heads"] * 8 * 4  # bytes per token
+    assert held[1] - held[0] > 4 * honest  # each step holds its own copy of the growing cache
 
 
 def test_a_cache_that_changes_the_output_is_caught():

@@ -258,3 +258,59 @@ def test_compare_command_line_writes_the_table(tmp_path):
                     "--resamples", "10", "--out", str(out)])
     table = pd.read_csv(out)
     assert list(table.columns) == comparing.COLUMNS and table.empty  # b diverged: skipped
+
+
+PERFECT = ["a man rides a red bike down the hill"] * 55
+SHORTER = ["a man rides a red bike"] * 55
+POOR = ["a man on a bike"] * 55
+
+
+def test_seeds_that_disagree_in_sign_widen_the_interval_across_zero_and_fail_the_check(tmp_path):
+    """Seed 1: b far better than a; seed 2: b worse. The sentences are all alike, so resampling
+    them alone gives no spread: pooled over seeds (before), delta +x [+x, +x] passed an 'above 0'
+    check. Drawing the seeds too, the interval crosses zero and the check fails."""
+    from softlookup.claims.checks import Evidence, evaluate
+    from softlookup.claims.spec import ComparisonCheck
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "t.de").write_text("".join(s + "\n" for s in SOURCES))
+    (tmp_path / "data" / "t.en").write_text("".join(r + "\n" for r in PERFECT))
+    runs = tmp_path / "runs"
+    for (variant, seed), hypotheses in {("a", 1): POOR, ("b", 1): PERFECT, ("a", 2): PERFECT,
+                                         ("b", 2): SHORTER}.items():  # fmt: skip
+        write_run(runs / f"{variant}-s{seed}", "ok", variant=variant, seed=seed,
+                  hypotheses=hypotheses)  # fmt: skip
+    table = comparing.compare([("b_vs_a", "a", "b", "t")], runs, ["a-s1", "a-s2", "b-s1", "b-s2"],
+                              tmp_path / "data", "de", "en", edges=[0, 10, 20],
+                              min_bucket_sentences=20, resamples=400, seed=0)  # fmt: skip
+    row = table.set_index(["bucket", "metric"]).loc[("all", "bleu")]
+    per_seed = json.loads(row.seed_deltas)
+    assert per_seed["1"] > 0 > per_seed["2"]
+    assert row.delta == pytest.approx((per_seed["1"] + per_seed["2"]) / 2) and row.delta > 0
+    assert row.ci_low < 0 < row.ci_high and row.p_value > 0.05
+    assert row.ci_high - row.ci_low > per_seed["1"] - per_seed["2"]  # both seeds inside
+    path = tmp_path / "comparisons.csv"
+    table.to_csv(path, index=False)
+    check = ComparisonCheck(label="b above a", op="above", expected=0.0, comparison="b_vs_a")
+    assert evaluate(check, Evidence(comparisons=path)).status == "fail"
+
+
+def test_what_a_system_generates_is_compared_too(tmp_path):
+    """Length ratio (BLEU's tokens) and the share of empty outputs, each system's own with its
+    standard error."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "t.de").write_text("".join(s + "\n" for s in SOURCES))
+    (tmp_path / "data" / "t.en").write_text("".join(r + "\n" for r in PERFECT))
+    runs = tmp_path / "runs"
+    write_run(runs / "a-s1", "ok", variant="a", hypotheses=[""] * 30 + SHORTER[:25])
+    write_run(runs / "b-s1", "ok", variant="b", hypotheses=PERFECT)
+    table = comparing.compare([("b_vs_a", "a", "b", "t")], runs, ["a-s1", "b-s1"],
+                              tmp_path / "data", "de", "en", edges=[0, 10, 20],
+                              min_bucket_sentences=20, resamples=100, seed=0)  # fmt: skip
+    rows = table[table.bucket == "all"].set_index("metric")
+    assert rows.loc["empty_share", "mean_a"] == pytest.approx(30 / 55)
+    assert rows.loc["empty_share", "mean_b"] == 0
+    assert rows.loc["length_ratio", "mean_a"] == pytest.approx(25 * 6 / (55 * 9))
+    assert rows.loc["length_ratio", "mean_b"] == pytest.approx(1)
+    assert rows.loc["empty_share", "se_a"] > 0 and rows.loc["empty_share", "se_b"] == 0
+    assert set(table[table.bucket != "all"].metric) == {"bleu", "bleu_share"}

@@ -4,7 +4,8 @@
 #   config["bench"][device], passed to `python -m softlookup.bench.kernels` as CLI options
 #   (seq_lens: [128, 256] -> --seq-lens 128 256);
 # - bench_generation: greedy generation by a whole random-weight Transformer with its KV cache vs
-#   recomputing the prefix (model level); options config["bench"]["generation"] (optional: the
+#   recomputing the prefix (model level), and the allocator's memory of the cache against layers
+#   and heads (cache_memory_<device>.csv); options config["bench"]["generation"] (optional: the
 #   defaults of `python -m softlookup.bench.generation` are config.yaml's transformer dims).
 # The cuda variants ask the executor for one GPU (slurm: `gpu=1`, i.e. --gpus=1; a cluster that
 # wants --gres instead can set `slurm_extra: "'--gres=gpu:1'"` for these rules in its profile).
@@ -15,7 +16,7 @@ BENCH_DEVICES = config["bench"]["devices"]
 # scripts/gpu_check.sh), inputs of the ledger and the cost figure like the ones made here
 BENCH_CSVS = expand(
     "results/bench/{kind}_{device}.csv",
-    kind=["attention", "decode", "generation"],
+    kind=["attention", "decode", "generation", "cache_memory"],
     device=BENCH_DEVICES,
 ) + measured_bench(config)
 
@@ -64,7 +65,10 @@ def generation_options():
 
 rule bench_generation:
     output:
-        report("results/bench/generation_{device}.csv", category="Generation benchmarks"),
+        generation=report("results/bench/generation_{device}.csv",
+                          category="Generation benchmarks"),
+        memory=report("results/bench/cache_memory_{device}.csv",
+                      category="Generation benchmarks"),
     log:
         "results/logs/bench/generation_{device}.log",
     benchmark:
@@ -77,5 +81,5 @@ rule bench_generation:
     resources:
         gpu=lambda wildcards: int(wildcards.device == "cuda"),
     shell:
-        "{PYTHON}.bench.generation --device {wildcards.device:q} --out {output:q}"
-        " --threads {threads} {params.options:q} > {log:q} 2>&1"
+        "{PYTHON}.bench.generation --device {wildcards.device:q} --out {output.generation:q}"
+        " --memory-out {output.memory:q} --threads {threads} {params.options:q} > {log:q} 2>&1"

@@ -16,6 +16,7 @@ rule claims_ledger:
         comparisons="results/tables/comparisons.csv",
         training="results/tables/training.csv",
         bench=BENCH_CSVS,
+        analysis=ANALYSIS_CSVS,
     output:
         claims=report("results/claims/claims.csv", category="Claims"),
         checks="results/claims/checks.csv",
@@ -26,5 +27,5 @@ rule claims_ledger:
     shell:
         "{PYTHON}.claims.ledger --claims {input.claims:q} --probes {input.probes:q}"
         " --scores {input.scores:q} --comparisons {input.comparisons:q}"
-        " --training {input.training:q} --bench {input.bench:q}"
+        " --training {input.training:q} --bench {input.bench:q} --analysis {input.analysis:q}"
         " --out {output.claims:q} --out-checks {output.checks:q} > {log:q} 2>&1"

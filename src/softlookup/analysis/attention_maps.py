@@ -26,6 +26,11 @@ see (padding, or the future under the causal mask) are not counted. Per map:
                        over rows with padding keys: the weight that lands on padding (0 with the
                        key padding mask; a model trained without it, `padding_mask: false`, may
                        put weight there) and the share of keys that are padding
+  next_position_weight_mean, next_position_chance, rows_with_next_position
+                       self-attention only, over rows whose next target position is a real token:
+                       the weight on that position, which holds the very token the row is
+                       trained to predict (teacher forcing): the direct measure of copying (D4);
+                       0 under the causal mask, which hides it; and the chance share there
 A run without attention, or one that diverged, has no maps: its CSV says so in one row and its
 alignment CSV is empty, so the outputs exist for every run.
 
@@ -137,6 +142,21 @@ def row_measures(
     }
 
 
+def next_position_measures(weights: torch.Tensor, visible: torch.Tensor,
+                           key_pad: torch.Tensor) -> Measures:  # fmt: skip
+    """Self-attention weights (B,H,T,T), visible (B,T,T), key_pad (B,T) -> (B,H,T) each row's
+    weight on the position after it, and 1 / keys seen; NaN where that position is padding or
+    past the end."""
+    following = torch.full(weights.shape[:-1], float("nan"), dtype=torch.float64)
+    following[..., :-1] = torch.diagonal(weights.to(torch.float64), offset=1, dim1=-2, dim2=-1)
+    real_next = torch.zeros_like(key_pad)
+    real_next[:, :-1] = ~key_pad[:, 1:]
+    chance = (1 / visible.sum(-1).clamp(min=1).to(torch.float64))[:, None].expand_as(following)
+    absent = ~real_next[:, None, :]
+    return {"next_weight": following.masked_fill(absent, float("nan")),
+            "next_chance": chance.masked_fill(absent, float("nan"))}  # fmt: skip
+
+
 def logit_gradients(logits: torch.Tensor, batch: Batch, maps: dict) -> dict[str, torch.Tensor]:
     """Map -> dL/d(attention logits) (B,H,Nq,Nk) for L the summed token cross-entropy of the
     batch (teacher forcing), from each map's weights P and their gradient G = dL/dP: the softmax's
@@ -165,6 +185,8 @@ def collect_rows(model: torch.nn.Module, batches: list[Batch]) -> dict[str, tupl
             grads = logit_gradients(logits, batch, maps) if maps else {}
         for name, (weights, visible, sink, kind, key_pad) in maps.items():
             measures = row_measures(weights.detach(), visible, sink, key_pad, grads.get(name))
+            if kind == "self":
+                measures.update(next_position_measures(weights.detach(), visible, key_pad))
             analysed = measures.pop("analysed")  # (B,Nq)
             lists = gathered.setdefault(name, ({key: [] for key in measures}, kind))[0]
             for key, values in measures.items():  # (B,H,Nq) -> (H,R_batch)
@@ -192,11 +214,23 @@ def summarise(measures: Measures, kind: str) -> dict[str, float]:
     summary["row_entropy_nats_mean"] = measures["entropy_nats"].mean().item()
     if "logit_grad_norm" in measures:
         summary["logit_grad_norm_mean"] = measures["logit_grad_norm"].mean().item()
+    if "next_weight" in measures:
+        summary.update(next_position_summary(measures["next_weight"], measures["next_chance"]))
     padded = measures["padding_key_share"] > 0
     summary["rows_with_padding"] = float(padded.sum())
     if padded.any():
         summary["padding_mass_mean"] = measures["padding_mass"][padded].mean().item()
         summary["padding_key_share_mean"] = measures["padding_key_share"][padded].mean().item()
+    return summary
+
+
+def next_position_summary(weight: torch.Tensor, chance: torch.Tensor) -> dict[str, float]:
+    """Over the rows with a real next position (weight not NaN): its mean weight and chance."""
+    real = ~torch.isnan(weight)
+    summary = {"rows_with_next_position": float(real.sum())}
+    if real.any():
+        summary["next_position_weight_mean"] = weight[real].mean().item()
+        summary["next_position_chance"] = chance[real].mean().item()
     return summary
 
 

@@ -1,7 +1,8 @@
 """Greedy generation with the KV cache vs recomputing the prefix, on a whole Transformer (D7).
 
     python -m softlookup.bench.generation --device cpu --out results/bench/generation_cpu.csv \\
-        --new-tokens 25 50 100 200 --batch 1 --repeats 3
+        --new-tokens 25 50 100 200 --batch 1 --repeats 3 \\
+        --memory-out results/bench/cache_memory_cpu.csv --memory-layers 1 2 4 --memory-heads 1 2 4 8
 
 A Transformer built by `softlookup.models.build_model` with seeded random weights (dims default to
 config/config.yaml's `models.transformer`) translates a batch of random source sentences. Both ways
@@ -20,6 +21,14 @@ cross-attention keys and values are computed once per sentence and reported apar
 of the first and of the last step of each way (medians over repeats): flat with the cache, growing
 with the prefix without.
 On CUDA every step is synchronised so that it can be timed alone.
+
+Memory is measured, not computed from the tensors' shapes: `cache_allocated_bytes` is what the
+allocator still holds after the cached decoding steps, with the decoding state alive and every
+temporary freed (CUDA: torch.cuda.memory_allocated; CPU: the allocation and free events of
+torch.profiler with profile_memory). `cache_bytes` (the tensors' nbytes) stands beside it. The
+--memory-out CSV measures it against layers (at the model's heads) and heads (at the model's
+d_k, so the width grows with the heads: the cache holds keys and values per head), one row per
+model, after --memory-tokens steps (column `swept`: layers or heads).
 """
 
 from __future__ import annotations
@@ -28,10 +37,12 @@ import argparse
 import itertools
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from torch.profiler import ProfilerActivity
 
 from ..models import BOS, EOS, PAD, Transformer, build_model
 from .timing import PROVENANCE_COLUMNS, csv_rows, provenance, synchronize
@@ -55,6 +66,7 @@ COLUMNS = [
     "identical",
     "max_abs_logprob_diff",
     "cache_bytes",
+    "cache_allocated_bytes",
     "cross_kv_bytes",
     "first_step_cache_s",
     "last_step_cache_s",
@@ -161,6 +173,37 @@ def compare_ways(model: Transformer, src: torch.Tensor, new_tokens: int) -> Comp
     )
 
 
+def net_allocated_bytes(device: torch.device, work: Callable[[], object]) -> int:
+    """Bytes the allocator holds after work() beyond what it held before, while work's result is
+    alive: CUDA's allocated-memory counter, or on CPU the profiler's allocation and free events."""
+    if device.type == "cuda":
+        synchronize(device)
+        before = torch.cuda.memory_allocated(device)
+        kept = work()  # alive while the allocator is read
+        synchronize(device)
+        return torch.cuda.memory_allocated(device) - before
+    with torch.profiler.profile(activities=[ProfilerActivity.CPU], profile_memory=True) as trace:
+        kept = work()  # alive while the profiler tallies
+    return int(sum(event.self_cpu_memory_usage for event in trace.events()))
+
+
+@torch.no_grad()
+def cache_allocated_bytes(model: Transformer, src: torch.Tensor, new_tokens: int) -> int:
+    """The allocator's bytes held by the self-attention cache after new_tokens cached greedy
+    steps (the encoder and cross-attention keys and values come before the measurement)."""
+    state = model.start_decoding(src, use_cache=True)
+    first = torch.full((src.shape[0],), BOS, dtype=torch.long, device=src.device)
+
+    def decode() -> list:
+        tokens, current = first, state
+        for _ in range(new_tokens):
+            log_probs, current = model.decode_step(tokens, current)
+            tokens = next_tokens(log_probs)
+        return current["self_kv"]
+
+    return net_allocated_bytes(src.device, decode)
+
+
 def kv_bytes(per_layer: list[tuple[torch.Tensor, torch.Tensor]]) -> int:
     """Bytes of a per-layer list of (keys, values), each (B,heads,N,d_k)."""
     return sum(keys.nbytes + values.nbytes for keys, values in per_layer)
@@ -186,8 +229,45 @@ def measure(
         "identical": comparison.identical,
         "max_abs_logprob_diff": comparison.max_abs_logprob_diff,
         "cache_bytes": comparison.cache_bytes,
+        "cache_allocated_bytes": cache_allocated_bytes(model, src, new_tokens),
         "cross_kv_bytes": comparison.cross_kv_bytes,
     }
+
+
+MEMORY_COLUMNS = [
+    *PROVENANCE_COLUMNS, "swept", "d_model", "heads", "d_k", "layers", "ffn_dim", "vocab",
+    "src_len", "batch", "new_tokens", "cache_allocated_bytes",
+]  # fmt: skip
+
+
+def memory_models(args: argparse.Namespace) -> list[dict]:
+    """The models whose cache memory is measured: the benchmarked one with each number of layers,
+    and with each number of heads at its own d_k (so d_model = heads x d_k)."""
+    d_k = args.d_model // args.heads
+    by_layers = [{"swept": "layers", "d_model": args.d_model, "heads": args.heads, "layers": n}
+                 for n in args.memory_layers]  # fmt: skip
+    by_heads = [{"swept": "heads", "d_model": n * d_k, "heads": n, "layers": args.layers}
+                for n in args.memory_heads]  # fmt: skip
+    return by_layers + by_heads
+
+
+def memory_rows(args: argparse.Namespace, device: torch.device) -> list[dict]:
+    """One row per model of memory_models: the allocator's bytes of its cache after
+    --memory-tokens steps, for the first --batch."""
+    rows = []
+    batch, tokens = args.batch[0], args.memory_tokens
+    for dims in memory_models(args):
+        model = build_random_transformer(
+            dims["d_model"], dims["heads"], args.ffn_dim, dims["layers"], args.vocab,
+            max(args.src_len, tokens), args.seed,
+        ).to(device)  # fmt: skip
+        src = random_source(batch, args.src_len, args.vocab, args.seed).to(device)
+        rows.append({
+            **dims, "d_k": dims["d_model"] // dims["heads"], "ffn_dim": args.ffn_dim,
+            "vocab": args.vocab, "src_len": args.src_len, "batch": batch, "new_tokens": tokens,
+            "cache_allocated_bytes": cache_allocated_bytes(model, src, tokens),
+        })  # fmt: skip
+    return rows
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -207,11 +287,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=3, help="timed runs of each way (median)")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--memory-out", type=Path, help="CSV of cache memory against layers and heads")
+    p.add_argument("--memory-layers", type=int, nargs="+", default=[1, 2, 4])
+    p.add_argument("--memory-heads", type=int, nargs="+", default=[1, 2, 4, 8],
+                   help="heads of d_model / --heads numbers each")
+    p.add_argument("--memory-tokens", type=int, default=50, help="cached steps before measuring")
     args = p.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error("--device cuda: torch sees no CUDA device")
     for name in ("d_model", "heads", "ffn_dim", "layers", "vocab", "src_len", "repeats",
-                 "new_tokens", "batch"):  # fmt: skip
+                 "new_tokens", "batch", "memory_layers", "memory_heads",
+                 "memory_tokens"):  # fmt: skip
         values = getattr(args, name)
         if min(values if isinstance(values, list) else [values]) < 1:
             p.error(f"--{name.replace('_', '-')} must be positive, got {values}")
@@ -259,6 +345,12 @@ def main(argv: list[str] | None = None) -> None:
                 f" identical={row['identical']}, cache {row['cache_bytes'] / 2**20:.2f} MiB",
                 flush=True,
             )
+    if args.memory_out is not None:
+        with csv_rows(args.memory_out, MEMORY_COLUMNS) as write:
+            for row in memory_rows(args, device):
+                write({**provenance(device), **row})
+                print(f"cache memory, {row['layers']} layers x {row['heads']} heads of"
+                      f" {row['d_k']}: {row['cache_allocated_bytes']:,} bytes", flush=True)
 
 
 if __name__ == "__main__":

@@ -4,25 +4,56 @@ Every check ends as an Outcome: pass, fail, pending (the evidence is not there: 
 a comparison the configuration does not define, a GPU-only claim on a CPU machine) or report
 (shown, never part of the verdict). Nothing missing is ever guessed, and nothing is read that the
 ledger was not given explicitly: every file a verdict reads is a declared input of its rule.
+
+A paired comparison is judged as compare.py summarises it: an estimate (the difference B - A, or
+one system's own mean: `side`), its standard error over the two-level draws (seeds, then
+sentences), and a p-value of the check's null hypothesis in the two-sided form, so that p < 0.05
+exactly when the 95% interval (estimate +- 1.96 se) clears the threshold on the claimed side:
+above/below t (and report): 2 Phi(-|estimate - t| / se); equivalent within M: two one-sided tests,
+2 max(Phi(-(estimate + M) / se), Phi(-(M - estimate) / se)); non-inferior by M:
+2 Phi(-(estimate + M) / se). Each outcome carries the tests it read (`Test`): the ledger adjusts
+them within the claim (claims.multiplicity, Holm) and judges on the adjusted p-values.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, replace
+from fnmatch import fnmatchcase
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
 
 from ..evaluate.compare import COLUMNS as COMPARISON_COLUMNS
+from ..evaluate.compare import Z95, two_sided_p
 from ..evaluate.score import ALL, bucket_order, final_point
 from ..evaluate.score import COLUMNS as SCORES_COLUMNS
-from .spec import Check, ClaimsFileError, ComparisonCheck, NumericCheck, RunCheck, TrainingCheck
+from .spec import (
+    AnalysisCheck,
+    Check,
+    ClaimsFileError,
+    ComparisonCheck,
+    NumericCheck,
+    RunCheck,
+    TrainingCheck,
+)
 
 BOOLEAN_CELLS = {"true": 1.0, "false": 0.0}
-NUMERIC = ("value", "ci_low", "ci_high", "delta", "mean_a", "mean_b", "p_value")
+NUMERIC = ("value", "ci_low", "ci_high", "delta", "mean_a", "mean_b", "p_value", "se", "se_a",
+           "se_b")  # fmt: skip
+ALPHA = 0.05  # every test at 5% (95% intervals), Holm-adjusted within a claim
+
+
+@dataclass(frozen=True)
+class Test:
+    """One null hypothesis a comparison check reads: its row, side and null, and its p-value."""
+
+    key: tuple  # (comparison, test set, bucket, metric, side, null kind, threshold)
+    p_value: float
 
 
 @dataclass(frozen=True)
@@ -36,6 +67,10 @@ class Outcome:
     value: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+    judged: Test | None = None  # the test the status depends on (paired comparisons)
+    tests: tuple[Test, ...] = ()  # every test the check read (its family's share)
+    p_adjusted: float | None = None  # the judged test's p, Holm-adjusted within the claim
+    family_size: int | None = None  # the number of tests it was adjusted over
 
 
 class Evidence:
@@ -48,12 +83,14 @@ class Evidence:
         comparisons: Path | None = None,
         bench: list[Path] = (),
         training: Path | None = None,
+        analysis: list[Path] = (),
     ) -> None:
         self.probes = {Path(path).stem: Path(path) for path in probes}
         self.scores_path = None if scores is None else Path(scores)
         self.comparisons_path = None if comparisons is None else Path(comparisons)
         self.bench = [Path(path) for path in bench]
         self.training_path = None if training is None else Path(training)
+        self.analysis = [Path(path) for path in analysis]  # attention_<run>.csv
         self._cache: dict[Path, pd.DataFrame | None] = {}
 
     def read(self, path: Path) -> pd.DataFrame | None:
@@ -100,7 +137,10 @@ def _read_table(path: Path) -> pd.DataFrame:
     return frame
 
 
-def _same(cell: str, wanted: str) -> bool:
+def _same(cell: str, wanted: str | tuple[str, ...]) -> bool:
+    """A cell holds the wanted setting (or, for a tuple, any of them)."""
+    if isinstance(wanted, tuple):
+        return any(_same(cell, one) for one in wanted)
     if cell == wanted:
         return True
     try:
@@ -220,6 +260,8 @@ def evaluate_bench(check: NumericCheck, evidence: Evidence) -> Outcome:
         denominator = _select(frame, {**check.where, **check.ratio_to})
         if isinstance(denominator, str):
             return pending(check.label, f"{path}: {denominator}", output)
+        if check.per_setting == "min":
+            numerator = _smallest_per_setting(numerator, check.join, check.column)
         joined = numerator.merge(denominator, on=list(check.join), suffixes=("", "_denominator"))
         series = _numbers(joined[check.column]) / _numbers(joined[f"{check.column}_denominator"])
         numerator = joined
@@ -230,6 +272,13 @@ def evaluate_bench(check: NumericCheck, evidence: Evidence) -> Outcome:
     if isinstance(value, str):
         return pending(check.label, f"{path}: {value}", output)
     return compare_number(check, value, output)
+
+
+def _smallest_per_setting(rows: pd.DataFrame, join: tuple[str, ...], column: str):
+    """Of the rows sharing the join columns' values, the one with the smallest `column`."""
+    values = _numbers(rows[column]).dropna()
+    smallest = values.groupby([rows.loc[values.index, name] for name in join]).idxmin()
+    return rows.loc[smallest.to_numpy()]
 
 
 def _numbers(column: pd.Series) -> pd.Series:
@@ -319,37 +368,108 @@ def _one_bucket(rows: pd.DataFrame, bucket: str) -> pd.DataFrame | str:
     return picked
 
 
+def _seed_text(row: pd.Series) -> str:
+    """'per seed +0.58, +0.75' from the row's JSON of per-seed deltas (empty when unpaired)."""
+    cell = row.seed_deltas if isinstance(row.seed_deltas, str) else ""
+    deltas = json.loads(cell or "{}")
+    if not deltas:
+        return f"{row.seeds} seeds"
+    return "per seed " + ", ".join(f"{value:+.2f}" for value in deltas.values())
+
+
 def _describe(row: pd.Series) -> str:
     p = "" if pd.isna(row.p_value) else f", p = {row.p_value:.3g}"
     return (
         f"{row.comparison} {row.metric}@{row.test_set}/{row.bucket}: {row.system_a}"
         f" {row.mean_a:.2f} vs {row.system_b} {row.mean_b:.2f}, delta {row.delta:+.2f}"
-        f" [{row.ci_low:+.2f}, {row.ci_high:+.2f}]{p}, {row.seeds} seeds, n = {row.n_sentences}"
+        f" [{row.ci_low:+.2f}, {row.ci_high:+.2f}]{p}, {_seed_text(row)}, n = {row.n_sentences}"
     )
 
 
-def _interval_test(check: ComparisonCheck, row: pd.Series, output: str, text: str) -> Outcome:
-    """A paired difference judged by its 95% interval."""
-    low, high, value = float(row.ci_low), float(row.ci_high), float(row.delta)
+def _estimate(row: pd.Series, side: str | None) -> tuple[float, float]:
+    """(estimate, standard error): the difference B - A, or system `side`'s own mean."""
+    if side is None:
+        return float(row.delta), float(row.se)
+    return float(row[f"mean_{side}"]), float(row[f"se_{side}"])
+
+
+def _null(check: ComparisonCheck) -> tuple[str, float]:
+    """The check's null hypothesis: (kind, threshold); a report tests 'no difference'."""
+    if check.op in ("equivalent", "non_inferior"):
+        return check.op, float(check.margin)
+    if check.op == "report":
+        return "point", 0.0
+    return "point", float(check.expected or 0.0)
+
+
+def null_p(null: tuple[str, float], value: float, se: float) -> float:
+    """The null's p-value in two-sided form (module docstring); NaN without a standard error."""
+    kind, threshold = null
+    if kind == "point":
+        return two_sided_p(value - threshold, se)
+    if not (math.isfinite(value) and math.isfinite(se)):
+        return math.nan
+    clearances = [value + threshold] + ([threshold - value] if kind == "equivalent" else [])
+    return max(_one_sided_doubled(clearance, se) for clearance in clearances)
+
+
+def _one_sided_doubled(clearance: float, se: float) -> float:
+    """2 Phi(-clearance / se), at most 1: the estimate lies `clearance` beyond a one-sided null
+    (doubled, so that p < 0.05 is the 95% interval's rule)."""
+    if se == 0:
+        return 0.0 if clearance > 0 else 1.0
+    return min(1.0, 2 * NormalDist().cdf(-clearance / se))
+
+
+def decide(check: ComparisonCheck, value: float, p_value: float) -> bool:
+    """Pass: p below ALPHA and, for a threshold, the estimate on the claimed side of it."""
+    if not p_value < ALPHA:
+        return False
+    if check.op == "above":
+        return value > (check.expected or 0.0)
+    if check.op == "below":
+        return value < (check.expected or 0.0)
+    return True  # equivalent, non_inferior: the p-value is one-sided already
+
+
+def row_test(check: ComparisonCheck, row: pd.Series) -> Test:
+    """The check's null hypothesis on one row, and its p-value."""
+    value, se = _estimate(row, check.side)
+    null = _null(check)
+    key = (row.comparison, row.test_set, row.bucket, row.metric, check.side or "b-a", *null)
+    return Test(key, null_p(null, value, se))
+
+
+def _expectation(check: ComparisonCheck) -> str:
+    if check.op == "equivalent":
+        return f"expected the interval inside +-{check.margin:g} (equivalence margin)"
+    if check.op == "non_inferior":
+        return f"expected the interval above -{check.margin:g} (non-inferiority margin)"
+    return f"expected the interval {check.op} {check.expected or 0.0:g}"
+
+
+def _interval_test(check: ComparisonCheck, row: pd.Series, output: str, text: str,
+                   also_read: tuple[Test, ...] = ()) -> Outcome:  # fmt: skip
+    """A paired difference (or one side's mean) judged by its 95% interval, that is by the
+    p-value of the check's null (before the claim's family adjusts it)."""
+    value, se = _estimate(row, check.side)
+    low, high = value - Z95 * se, value + Z95 * se
+    test = row_test(check, row)
     expected = check.expected if check.expected is not None else 0.0
     if check.op == "report":
         status, detail = "report", "reported only"
-    elif check.op == "above":
-        status = "pass" if low > expected else "fail"
-        detail = f"expected the interval above {expected:g}"
-    elif check.op == "below":
-        status = "pass" if high < expected else "fail"
-        detail = f"expected the interval below {expected:g}"
-    elif check.op == "equivalent":
-        status = "pass" if -check.margin < low and high < check.margin else "fail"
-        detail = f"expected the interval inside +-{check.margin:g} (equivalence margin)"
-    else:  # non_inferior
-        status = "pass" if low > -check.margin else "fail"
-        detail = f"expected the interval above -{check.margin:g} (non-inferiority margin)"
-    if status == "fail" and low <= expected <= high and check.op in ("above", "below"):
-        detail += "; the interval includes it: no difference shown at 95%"
+    else:
+        status = "pass" if decide(check, value, test.p_value) else "fail"
+        detail = _expectation(check)
+    if status == "fail" and check.op in ("above", "below"):
+        detail += ("; the interval includes it: no difference shown at 95%"
+                   if low <= expected <= high else "; the interval lies on the other side")
+    if check.side is not None:
+        text = f"{row[f'system_{check.side}']} {value:.3g} [{low:.3g}, {high:.3g}]; {text}"
+    described = check.op == "report" and check.side is not None  # a system shown, not tested
     return Outcome(status, check.label, f"{check.label}: {text}", detail, output,
-                   value=value, ci_low=low, ci_high=high)  # fmt: skip
+                   value=value, ci_low=low, ci_high=high, judged=None if described else test,
+                   tests=() if described else (test, *also_read))  # fmt: skip
 
 
 def evaluate_comparison(check: ComparisonCheck, evidence: Evidence) -> Outcome:
@@ -367,32 +487,7 @@ def evaluate_comparison(check: ComparisonCheck, evidence: Evidence) -> Outcome:
             )
         row = picked.iloc[0]
         return _interval_test(check, row, output, _describe(row))
-    if check.statistic == "share_kept":
-        return _share_kept(check, rows, output)
     return _family_statistic(check, rows, output)
-
-
-def _share_kept(check: ComparisonCheck, rows: pd.DataFrame, output: str) -> Outcome:
-    """How much of its shortest-bucket score each system keeps on the longest bucket: B's share
-    minus A's, as the comparison's name X_vs_Y reads (B = X; paired rows: the same sentences)."""
-    labels = [b for b in _buckets(rows) if rows[rows.bucket == b].mean_b.notna().all()]
-    if len(labels) < 2:
-        return pending(check.label, f"{check.comparison}: fewer than two length buckets", output)
-    short = rows[rows.bucket == labels[0]].iloc[0]
-    long = rows[rows.bucket == labels[-1]].iloc[0]
-    if not (short.mean_a > 0 and short.mean_b > 0):
-        return pending(check.label, f"{check.comparison}: a zero score on the shortest bucket",
-                       output)  # fmt: skip
-    share_a, share_b = long.mean_a / short.mean_a, long.mean_b / short.mean_b
-    value = share_b - share_a
-    text = (
-        f"{check.label} = {value:+.2f}: {short.system_b} keeps {share_b:.2f} of its"
-        f" {short.bucket}-word score on {long.bucket} words"
-        f" ({long.mean_b:.2f} / {short.mean_b:.2f}),"
-        f" {short.system_a} {share_a:.2f} ({long.mean_a:.2f} / {short.mean_a:.2f});"
-        f" longest bucket: {_describe(long)}"
-    )
-    return compare_number(check, value, output, measured=text)
 
 
 def _family_statistic(check: ComparisonCheck, rows: pd.DataFrame, output: str) -> Outcome:
@@ -412,7 +507,9 @@ def _family_statistic(check: ComparisonCheck, rows: pd.DataFrame, output: str) -
         text = f"{check.label} = {slope:+.3f} per doubling ({points})"
         return compare_number(check, float(slope), output, measured=text)
     row = picked.loc[picked.delta.idxmax()] if check.statistic == "max" else picked.iloc[-1]
-    return _interval_test(check, row, output, f"{_describe(row)} (family: {points})")
+    members = tuple(row_test(check, member) for _, member in picked.iterrows())
+    searched = members if check.statistic == "max" else ()  # the largest of several: all count
+    return _interval_test(check, row, output, f"{_describe(row)} (family: {points})", searched)
 
 
 # --- per-run numbers of the scores table ----------------------------------------------------------
@@ -543,6 +640,42 @@ def evaluate_training(check: TrainingCheck, evidence: Evidence) -> Outcome:
     return _needs_device(check, outcome, devices, "the scores table records")
 
 
+# --- attention maps of trained runs ---------------------------------------------------------------
+
+
+def _variant_of(path: Path) -> str:
+    """results/analysis/attention_<variant>-s<seed>.csv -> <variant>."""
+    return path.stem.removeprefix("attention_").rsplit("-s", 1)[0]
+
+
+def evaluate_analysis(check: AnalysisCheck, evidence: Evidence) -> Outcome:
+    """Per run of the comparison's side-`side` variant, the max (or mean) of the quantity over
+    its maps matching the glob; the mean over the runs."""
+    rows, output, why = _comparison_rows(check, evidence, None)
+    if rows is None:
+        return pending(check.label, why, output)
+    variant = rows[f"system_{check.side}"].iloc[0]
+    paths = sorted(path for path in evidence.analysis if _variant_of(path) == variant)
+    output = " ".join(map(str, paths)) or f"results/analysis/attention_{variant}-s<seed>.csv"
+    per_run = {}
+    for path in paths:
+        frame = evidence.read(path)
+        if frame is None:
+            return pending(check.label, f"{path} was not produced", output)
+        maps = frame["map"].astype(str).map(lambda name: fnmatchcase(name, check.map))
+        values = frame[(frame.quantity == check.analysis) & maps].value.dropna()
+        if not values.empty:
+            run = path.stem.removeprefix("attention_")
+            per_run[run] = float(getattr(values, check.aggregate)())
+    if not per_run:
+        return pending(check.label, f"no {check.analysis} in maps {check.map} of {variant}'s"
+                       " attention maps among the ledger's inputs", output)  # fmt: skip
+    value = float(np.mean(list(per_run.values())))
+    runs = ", ".join(f"{run} {format_number(v, check.fmt)}" for run, v in per_run.items())
+    text = f"{check.label} = {format_number(value, check.fmt)} ({check.aggregate} over maps"
+    return compare_number(check, value, output, measured=f"{text} {check.map}: {runs})")
+
+
 def evaluate(check: Check, evidence: Evidence) -> Outcome:
     if isinstance(check, ComparisonCheck):
         outcome = evaluate_comparison(check, evidence)
@@ -550,6 +683,8 @@ def evaluate(check: Check, evidence: Evidence) -> Outcome:
         outcome = evaluate_run_value(check, evidence)
     elif isinstance(check, TrainingCheck):
         outcome = evaluate_training(check, evidence)
+    elif isinstance(check, AnalysisCheck):
+        outcome = evaluate_analysis(check, evidence)
     elif check.kind == "probe":
         outcome = evaluate_probe(check, evidence)
     else:

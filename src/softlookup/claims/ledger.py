@@ -3,12 +3,15 @@
 python -m softlookup.claims.ledger --claims config/claims.yaml \
     --probes results/probes/a.csv ... --scores results/tables/scores.csv \
     --comparisons results/tables/comparisons.csv --bench results/bench/generation_cpu.csv ... \
-    --training results/tables/training.csv \
+    --training results/tables/training.csv --analysis results/analysis/attention_<run>.csv ... \
     --out results/claims/claims.csv --out-checks results/claims/checks.csv
 
 Only the files named on the command line are read (the rule's declared inputs). claims.csv has
 one row per claim (COLUMNS, then the environment's columns); checks.csv one row per check
-(CHECK_COLUMNS). No LaTeX here: the report renders both tables.
+(CHECK_COLUMNS; a paired check's p_value is that of its null, estimate = threshold, in the
+two-sided form, p_adjusted the same Holm-adjusted over the claim's family_size tests: a pass needs
+p_adjusted < 0.05 and the estimate on the claimed side). No LaTeX here: the report renders both
+tables.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import yaml
 
 from ..provenance import config_hash, environment
 from .checks import Evidence, Outcome, allowed_deviation, evaluate, format_number
+from .multiplicity import adjust
 from .spec import GROUPS, Check, Claim, load_claims
 from .verdicts import headline, measured_full, verdict
 
@@ -33,8 +37,8 @@ COLUMNS = [
 ]  # fmt: skip
 CHECK_COLUMNS = [
     "claim_id", "check", "kind", "label", "op", "expected", "allowed", "status", "value",
-    "value_text", "ci_low", "ci_high", "measured", "detail", "rule", "output", "macro", "decisive",
-    "headline",
+    "value_text", "ci_low", "ci_high", "p_value", "p_adjusted", "family_size", "measured", "detail",
+    "rule", "output", "macro", "decisive", "headline",
 ]  # fmt: skip
 
 
@@ -66,6 +70,9 @@ def check_row(claim: Claim, number: int, check: Check, outcome: Outcome, rule: s
         else format_number(outcome.value, check.fmt),
         "ci_low": outcome.ci_low,
         "ci_high": outcome.ci_high,
+        "p_value": None if outcome.judged is None else outcome.judged.p_value,
+        "p_adjusted": outcome.p_adjusted,
+        "family_size": outcome.family_size,
         "measured": outcome.measured,
         "detail": outcome.detail,
         "rule": rule,
@@ -78,7 +85,7 @@ def check_row(claim: Claim, number: int, check: Check, outcome: Outcome, rule: s
 
 def judge(claim: Claim, evidence: Evidence, producers: dict) -> tuple[dict, list[dict]]:
     """One claims.csv row for a claim, and one checks.csv row per check."""
-    outcomes = [evaluate(check, evidence) for check in claim.checks]
+    outcomes = adjust(list(claim.checks), [evaluate(check, evidence) for check in claim.checks])
     rules = [producer(check, producers) for check in claim.checks]
     result, reason = verdict(outcomes)
     text, top = headline(list(claim.checks), outcomes)
@@ -141,10 +148,13 @@ def main(argv=None) -> None:
     parser.add_argument("--comparisons", type=Path, help="results/tables/comparisons.csv")
     parser.add_argument("--bench", type=Path, nargs="*", default=[], help="bench CSVs")
     parser.add_argument("--training", type=Path, help="results/tables/training.csv")
+    parser.add_argument("--analysis", type=Path, nargs="*", default=[],
+                        help="results/analysis/attention_<run>.csv of trained runs")
     parser.add_argument("--out", type=Path, required=True, help="claims.csv to write")
     parser.add_argument("--out-checks", type=Path, required=True, help="checks.csv to write")
     args = parser.parse_args(argv)
-    evidence = Evidence(args.probes, args.scores, args.comparisons, args.bench, args.training)
+    evidence = Evidence(args.probes, args.scores, args.comparisons, args.bench, args.training,
+                        args.analysis)
     ledger, checks = build_ledger(args.claims, evidence)
     for path in (args.out, args.out_checks):
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -10,16 +10,22 @@ A check names where its measured number comes from:
   optionally divided by another row (`ratio_to`: the settings that differ); `grid` expands one
   check into a row or matrix of figures;
 - bench: a column of a declared results/bench/<bench>_<device>.csv (True/False read as 1/0),
-  filtered, aggregated (max, min, mean, the log-log slope against another column) or divided by
-  another filtered selection;
+  filtered (a setting's value may be a list: any of them), aggregated (max, min, mean, the log-log
+  slope against another column) or divided by another filtered selection (`per_setting: min`:
+  of several numerator rows per setting, the smallest, e.g. the fastest of several kernels);
 - comparison: rows of results/tables/comparisons.csv for a named pair (paired tests on the same
-  sentences); a name with {x} is a family (d3_scaled_vs_unscaled_dk{x}), x read from the names;
+  sentences and seeds); a name with {x} is a family (d3_scaled_vs_unscaled_dk{x}), x read from
+  the names; `side` (a or b) judges one system's own mean with its interval instead of B - A;
 - run_value: a per-run number of results/tables/scores.csv (a column such as tokens_per_s, or a
   metric), mean over seeds: variant a / variant b, or a comparison X_vs_Y's X / Y;
-- training: the training logs of two variants (time to reach a validation loss).
+- training: the training logs of two variants (time to reach a validation loss);
+- analysis: a quantity of the trained runs' attention maps (results/analysis/attention_<run>.csv)
+  for the variant on one side of a comparison: per run the max (or mean) over the maps matching
+  a glob, then the mean over the variant's runs.
 Ops: approx (|measured - expected| <= tolerance, or relative), above, below, equivalent and
 non_inferior (a paired interval inside +-margin / above -margin), report (shown, never part of
-the verdict). The file's `producers` map names the Snakemake rule writing each kind of evidence.
+the verdict). Paired checks are judged on p-values Holm-adjusted within their claim
+(claims.multiplicity). The file's `producers` map names the Snakemake rule writing each kind of evidence.
 """
 
 from __future__ import annotations
@@ -63,9 +69,10 @@ class NumericCheck(CheckBase):
     quantity: str | None = None  # probe rows
     column: str | None = None  # bench: column holding the number
     over: str | None = None  # bench: divide the column by this column, row by row
-    where: dict[str, str] = field(default_factory=dict)
+    where: dict[str, str | tuple[str, ...]] = field(default_factory=dict)  # a tuple: any of
     ratio_to: dict[str, str] | None = None
     join: tuple[str, ...] = ()  # bench ratio: columns matching numerator and denominator rows
+    per_setting: str | None = None  # bench ratio: "min" keeps the smallest numerator per setting
     aggregate: str = "single"
     x: str | None = None  # bench loglog_slope: the x column
     min_points: int = 2  # bench loglog_slope: distinct x values needed
@@ -86,6 +93,7 @@ class ComparisonCheck(CheckBase):
     statistic: str = "delta"
     margin: float | None = None
     min_points: int = 2  # a family: distinct x values needed
+    side: str | None = None  # None: B - A; "a" or "b": that system's own mean
 
     @property
     def name(self) -> str:
@@ -126,7 +134,24 @@ class TrainingCheck(CheckBase):
         return self.training
 
 
-Check = NumericCheck | ComparisonCheck | RunCheck | TrainingCheck
+@dataclass(frozen=True)
+class AnalysisCheck(CheckBase):
+    """A quantity of the attention maps of a comparison's variant (side a or b), over its runs."""
+
+    kind: str = "analysis"
+    analysis: str = ""  # a quantity of analysis/attention_maps.py (next_position_weight_mean)
+    comparison: str = ""
+    side: str = "b"
+    map: str = "*"  # a glob over map names (dec.1.self.h0, cross, ...)
+    aggregate: str = "max"  # over a run's matching maps: max or mean
+    tolerance: float | None = None
+
+    @property
+    def name(self) -> str:
+        return self.analysis
+
+
+Check = NumericCheck | ComparisonCheck | RunCheck | TrainingCheck | AnalysisCheck
 
 
 @dataclass(frozen=True)
@@ -208,6 +233,9 @@ def load_claims(path: Path) -> tuple[list[Claim], dict]:
     producers = document["producers"]
     for claim in claims:
         for number, check in enumerate(claim.checks, start=1):
+            if check.kind not in producers:
+                raise ClaimsFileError(f"{path}: claim {claim.id}, check {number}: producers names"
+                                      f" no rule for {check.kind} evidence")  # fmt: skip
             rules = producers[check.kind]
             if isinstance(rules, dict) and check.name not in rules:
                 raise ClaimsFileError(
@@ -268,6 +296,20 @@ def _checks(where: str, raw: dict) -> list[Check]:
                 statistic=raw.get("statistic", "delta"),
                 margin=raw.get("margin"),
                 min_points=raw.get("min_points", 2),
+                side=raw.get("side"),
+            )
+        ]
+    if "analysis" in raw:
+        return [
+            AnalysisCheck(
+                **_common(raw, ".3g"),
+                label=raw["label"],
+                analysis=raw["analysis"],
+                comparison=raw["comparison"],
+                side=raw.get("side", "b"),
+                map=raw.get("map", "*"),
+                aggregate=raw.get("aggregate", "max"),
+                tolerance=raw.get("tolerance"),
             )
         ]
     if "run_value" in raw:
@@ -321,7 +363,8 @@ def _expand_grid(where: str, raw: dict) -> list[dict]:
 
 def _numeric_check(raw: dict) -> NumericCheck:
     kind = "probe" if "probe" in raw else "bench"
-    settings = {str(k): str(v) for k, v in raw.get("where", {}).items()}
+    settings = {str(k): tuple(map(str, v)) if isinstance(v, list) else str(v)
+                for k, v in raw.get("where", {}).items()}  # fmt: skip
     label = raw.get("label") or _default_label(raw.get("quantity") or raw["column"], settings)
     ratio_to = raw.get("ratio_to")
     return NumericCheck(
@@ -335,6 +378,7 @@ def _numeric_check(raw: dict) -> NumericCheck:
         where=settings,
         ratio_to={str(k): str(v) for k, v in ratio_to.items()} if ratio_to else None,
         join=tuple(raw.get("join", ())),
+        per_setting=raw.get("per_setting"),
         aggregate=raw.get("aggregate", "single"),
         x=raw.get("x"),
         min_points=raw.get("min_points", 2),
@@ -344,5 +388,6 @@ def _numeric_check(raw: dict) -> NumericCheck:
     )
 
 
-def _default_label(quantity: str, settings: dict[str, str]) -> str:
-    return f"{quantity}[{','.join(settings.values())}]" if settings else quantity
+def _default_label(quantity: str, settings: dict) -> str:
+    shown = ["|".join(v) if isinstance(v, tuple) else v for v in settings.values()]
+    return f"{quantity}[{','.join(shown)}]" if settings else quantity

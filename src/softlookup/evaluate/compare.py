@@ -4,16 +4,35 @@
         --pair dot_vs_additive gru_dot gru_additive test_2016_flickr [--pair ...]
         --data-dir DIR --tgt en --src de --bucket-edges 0 10 20 --out comparisons.csv
 
-Paired bootstrap resampling (Koehn 2004; sacrebleu's `paired-bs` for one seed): draw the test
-sentences with replacement R times; in each draw score *every* seed's hypotheses of both systems on
-the same drawn sentences. The statistic is the mean over seeds of corpus BLEU (or chrF) of B minus
-that of A; its interval is the 2.5-97.5 percentile of the R draws, its two-sided p-value the share
-of mean-centred draws at least as far from 0 as the observed delta (with the +1 correction). The
-sentences of each source-length bucket are resampled the same way (independently per bucket) for
-the per-bucket rows; rows of metric `bleu_share` (bucket: a longer bucket) compare the share of
-its shortest-bucket BLEU each system keeps on that bucket (the D1 length claim), on the same draws.
-Corpus scores of a draw come from per-sentence sufficient statistics (sacrebleu's own), so R = 1000
-is fast.
+A two-level paired bootstrap (seeds, then sentences; Koehn 2004 for the sentence level, sacrebleu's
+`paired-bs` with one seed). Each of R draws
+1. resamples the seeds with replacement: a paired comparison (both variants trained with the same
+   seeds) draws the same seeds for both systems, otherwise each system draws from its own;
+2. resamples the test sentences with replacement, the same sentences for every seed and both
+   systems (independently per source-length bucket);
+3. takes, per system, the mean over the drawn seeds of its corpus score on the drawn sentences.
+The row's `delta` is B - A of the means over seeds on the whole set; `se` is the standard
+deviation of the R drawn deltas (`se_a`, `se_b`: of each system's drawn mean), so seed variance is
+in it; the 95% interval is delta +- 1.96 se and the two-sided p-value 2 Phi(-|delta| / se). One
+normal rule for the interval, the p-value and any other threshold (the ledger tests margins and
+adjusts families of tests with Holm's method on these same numbers), rather than percentiles of
+the draws: with two or three seeds the draws are a mixture of a few bumps (one per combination of
+drawn seeds), whose percentiles are ragged.
+What two seeds give: the seed level has three outcomes (seed 1 twice, seed 2 twice, one of each),
+so the draws spread at least from one seed's delta to the other's, and a difference whose seeds
+disagree in sign gets an interval across zero. It does not make the interval conservative about
+seeds: the spread of two seeds is an estimate with one degree of freedom, and resampling them
+(divisor 2) halves the unbiased estimate of the seed variance. More seeds tighten both.
+
+`seed_deltas` holds each seed's own B - A on the whole set as a JSON object {"<seed>": delta}
+(paired comparisons only; "{}" otherwise): `json.loads(row.seed_deltas)` in a pandas reader.
+Measures: corpus BLEU and chrF (sacrebleu's own per-sentence sufficient statistics, so R = 1000 is
+fast); `length_ratio`, hypothesis / reference length in BLEU's tokens (its brevity ratio); and
+`empty_share`, the share of empty hypotheses. BLEU is compared on the whole test set and per
+source-length bucket, the others on the whole set. Rows of metric `bleu_share` (bucket: a longer
+bucket) compare the share of its shortest-bucket BLEU each system keeps on that bucket (the D1
+length claim): per seed and draw, BLEU of the bucket / BLEU of the shortest bucket, on the same
+drawn seeds.
 
 Every pair is compared at every training-budget point its runs kept (column `epoch`: k, the
 weights after k epochs, see softlookup.train; "final", the runs' models).
@@ -24,7 +43,11 @@ and the log says so.
 from __future__ import annotations
 
 import argparse
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -47,21 +70,64 @@ COLUMNS = [
     "ci_low",
     "ci_high",
     "p_value",
+    "se",
+    "se_a",
+    "se_b",
+    "seed_deltas",
     "seeds",
     "n_sentences",
     "method",
 ]
-METRICS = {"bleu": BLEU, "chrf": CHRF}
+Z95 = NormalDist().inv_cdf(0.975)  # 1.96: the 95% interval is delta +- Z95 * se
 
 
-def sentence_stats(metric, hyps: list[str], refs: list[str]) -> np.ndarray:
-    """(N, k) per-sentence sufficient statistics of `metric` (summing rows = corpus stats)."""
-    return np.asarray(metric._extract_corpus_statistics(hyps, [refs]), dtype=np.float64)
+@dataclass(frozen=True)
+class Measure:
+    """A corpus measure from per-sentence sufficient statistics (summing rows = corpus)."""
+
+    sentence_stats: Callable[[list[str], list[str]], np.ndarray]  # hyps, refs -> (N, k)
+    corpus_value: Callable[[np.ndarray], float]  # summed statistics (k,) -> the corpus value
 
 
-def corpus_score(metric, stats: np.ndarray) -> float:
-    """Corpus score from summed statistics (k,)."""
-    return metric._compute_score_from_stats(stats.tolist()).score
+def sacrebleu_measure(metric_class) -> Measure:
+    """sacrebleu's own statistics and corpus score (BLEU, chrF)."""
+
+    def stats(hyps: list[str], refs: list[str]) -> np.ndarray:
+        return np.asarray(metric_class()._extract_corpus_statistics(hyps, [refs]), np.float64)
+
+    metric = metric_class()
+    return Measure(stats, lambda summed: metric._compute_score_from_stats(summed.tolist()).score)
+
+
+def length_stats(hyps: list[str], refs: list[str]) -> np.ndarray:
+    """(N, 2): hypothesis and reference length in BLEU's tokens (its first two statistics)."""
+    return sacrebleu_measure(BLEU).sentence_stats(hyps, refs)[:, :2]
+
+
+def empty_stats(hyps: list[str], refs: list[str]) -> np.ndarray:
+    """(N, 2): 1 for an empty hypothesis, and 1 per sentence."""
+    return np.array([[float(not hyp.strip()), 1.0] for hyp in hyps]).reshape(-1, 2)
+
+
+def share(summed: np.ndarray) -> float:
+    return float(summed[0] / summed[1]) if summed[1] > 0 else float("nan")
+
+
+MEASURES = {
+    "bleu": sacrebleu_measure(BLEU),
+    "chrf": sacrebleu_measure(CHRF),
+    "length_ratio": Measure(length_stats, share),
+    "empty_share": Measure(empty_stats, share),
+}
+PER_BUCKET = {"bleu"}  # as in scores.csv: the other measures on whole test sets only
+
+
+@dataclass(frozen=True)
+class SeedScores:
+    """One system's score per seed: on the whole set (S,) and in each sentence draw (S, R)."""
+
+    observed: np.ndarray
+    drawn: np.ndarray
 
 
 def draw_counts(n: int, resamples: int, seed: int) -> np.ndarray:
@@ -73,40 +139,72 @@ def draw_counts(n: int, resamples: int, seed: int) -> np.ndarray:
     return counts
 
 
-def seed_mean_scores(metric, systems: list[list[str]], refs: list[str], counts: np.ndarray):
-    """Mean over seeds of corpus score: observed, and in each bootstrap draw (R,).
-
-    systems: one list of hypotheses per seed, aligned with refs; counts (R, N) from draw_counts.
-    """
-    stats = [sentence_stats(metric, hyps, refs) for hyps in systems]
-    observed = float(np.mean([corpus_score(metric, s.sum(0)) for s in stats]))
-    drawn = np.mean([[corpus_score(metric, row) for row in counts @ s] for s in stats], axis=0)
-    return observed, drawn
+def draw_seeds(seeds_a: int, seeds_b: int, paired: bool, resamples: int,
+               seed: int | np.random.SeedSequence):  # fmt: skip
+    """(R, S_a) and (R, S_b): which seeds (indices) each draw takes, with replacement; a paired
+    comparison draws the same seeds for both systems."""
+    rng = np.random.default_rng(seed)
+    picks_a = rng.integers(0, seeds_a, size=(resamples, seeds_a))
+    return picks_a, picks_a if paired else rng.integers(0, seeds_b, size=(resamples, seeds_b))
 
 
-def summarise(observed_a: float, drawn_a, observed_b: float, drawn_b) -> dict:
-    """delta = B - A, its 2.5-97.5 percentile interval over the draws, and the two-sided p-value
-    of the mean-centred draws (+1 correction)."""
-    delta, drawn = observed_b - observed_a, np.asarray(drawn_b) - np.asarray(drawn_a)
+def seed_scores(measure: Measure, systems: list[list[str]], refs: list[str],
+                counts: np.ndarray) -> SeedScores:  # fmt: skip
+    """Each seed's score: systems holds one list of hypotheses per seed, aligned with refs;
+    counts (R, N) from draw_counts."""
+    stats = [measure.sentence_stats(hyps, refs) for hyps in systems]
+    observed = [measure.corpus_value(s.sum(0)) for s in stats]
+    drawn = [[measure.corpus_value(row) for row in counts @ s] for s in stats]
+    return SeedScores(np.asarray(observed, np.float64), np.asarray(drawn, np.float64))
+
+
+def seed_mean(scores: SeedScores, picks: np.ndarray) -> np.ndarray:
+    """(R,): in each draw, the mean over the drawn seeds of the drawn score."""
+    return np.take_along_axis(scores.drawn, picks.T, axis=0).mean(axis=0)
+
+
+def spread(drawn: np.ndarray) -> float:
     finite = drawn[np.isfinite(drawn)]
-    if not len(finite) or not np.isfinite(delta):
-        nan = float("nan")
-        return {"mean_a": observed_a, "mean_b": observed_b, "delta": delta, "ci_low": nan,
-                "ci_high": nan, "p_value": nan}  # fmt: skip
-    centred = finite - finite.mean()
-    p_value = (np.sum(np.abs(centred) >= abs(delta)) + 1) / (len(finite) + 1)
-    low, high = np.percentile(finite, [2.5, 97.5])
+    return float(np.std(finite, ddof=1)) if len(finite) > 1 else float("nan")
+
+
+def two_sided_p(delta: float, se: float) -> float:
+    """2 Phi(-|delta| / se); a difference of exactly 0 with no spread has p = 1."""
+    if not (np.isfinite(delta) and np.isfinite(se)):
+        return float("nan")
+    if se == 0:
+        return 1.0 if delta == 0 else 0.0
+    return 2 * NormalDist().cdf(-abs(delta) / se)
+
+
+def summarise(a: SeedScores, b: SeedScores, picks: tuple[np.ndarray, np.ndarray],
+              seed_labels: list[int] | None) -> dict:  # fmt: skip
+    """The row's statistics: means over seeds, delta = B - A, its standard error over the
+    two-level draws, 95% interval and p-value, each system's standard error, and the per-seed
+    deltas of a paired comparison (seed_labels: its seeds, in order; None when unpaired)."""
+    mean_a, mean_b = float(a.observed.mean()), float(b.observed.mean())
+    drawn_a, drawn_b = seed_mean(a, picks[0]), seed_mean(b, picks[1])
+    delta, se = mean_b - mean_a, spread(drawn_b - drawn_a)
+    per_seed = {} if seed_labels is None else {
+        str(label): round(float(db - da), 6)
+        for label, da, db in zip(seed_labels, a.observed, b.observed)
+    }  # fmt: skip
     return {
-        "mean_a": observed_a,
-        "mean_b": observed_b,
+        "mean_a": mean_a,
+        "mean_b": mean_b,
         "delta": delta,
-        "ci_low": float(low),
-        "ci_high": float(high),
-        "p_value": float(p_value),
+        "ci_low": delta - Z95 * se,
+        "ci_high": delta + Z95 * se,
+        "p_value": two_sided_p(delta, se),
+        "se": se,
+        "se_a": spread(drawn_a),
+        "se_b": spread(drawn_b),
+        "seed_deltas": json.dumps(per_seed),
     }
 
 
 def ratio(numerator, denominator):
+    """numerator / denominator elementwise, NaN where the denominator is not positive."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(np.asarray(denominator) > 0, np.divide(numerator, denominator), np.nan)
 
@@ -145,57 +243,61 @@ def shared_points(runs_dir: Path, runs: list[str]) -> list[str]:
     return [*sorted(set.intersection(*kept), key=int), FINAL]
 
 
-def compare_pair(name: str, a: str, b: str, test_set: str, hyps_a, hyps_b, sources, refs, *,
-                 edges, min_bucket_sentences: int, resamples: int, seed: int) -> list[dict]:
-    """Rows of one comparison at one budget point: BLEU and chrF of the whole test set, BLEU per
-    source-length bucket, and the share of the shortest bucket's BLEU kept per longer bucket."""
+def length_groups(sources: list[str], edges, min_bucket_sentences: int) -> dict[str, np.ndarray]:
+    """The whole set, then every source-length bucket holding enough sentences: label -> indices."""
     labels = np.array(buckets_of(sources, edges))
-    groups = {ALL: np.arange(len(refs))}
+    groups = {ALL: np.arange(len(sources))}
     for label in bucket_order(labels):
         members = np.flatnonzero(labels == label)
         if len(members) >= min_bucket_sentences:
             groups[label] = members
+    return groups
+
+
+def kept_share(long: SeedScores, short: SeedScores) -> SeedScores:
+    """Per seed and draw: the score on a longer bucket as a share of that on the shortest."""
+    return SeedScores(ratio(long.observed, short.observed), ratio(long.drawn, short.drawn))
+
+
+def compare_pair(name: str, a: str, b: str, test_set: str, hyps_a, hyps_b, sources, refs, *,
+                 seed_labels: list[int] | None, edges, min_bucket_sentences: int,
+                 resamples: int, seed: int) -> list[dict]:  # fmt: skip
+    """Rows of one comparison at one budget point: every measure of the whole test set, BLEU per
+    source-length bucket, and the share of the shortest bucket's BLEU kept per longer bucket.
+    hyps_a, hyps_b: one list of hypotheses per seed; seed_labels: the seeds of a paired
+    comparison, in that order (None: the systems' seeds differ, drawn independently)."""
+    groups = length_groups(sources, edges, min_bucket_sentences)
+    child = np.random.SeedSequence(seed).spawn(1)[0]  # seed draws apart from sentence draws
+    picks = draw_seeds(len(hyps_a), len(hyps_b), seed_labels is not None, resamples, child)
     method = (
-        f"paired bootstrap, {resamples} resamples of the sentences (of each bucket), "
-        "statistic: B - A of the mean over seeds of corpus score"
+        f"two-level paired bootstrap, {resamples} draws of the seeds"
+        f" ({'the same for both systems' if seed_labels is not None else 'per system'}) then"
+        " the sentences (of each bucket); statistic: B - A of the mean over seeds;"
+        f" interval: delta +- {Z95:.2f} se"
     )
     common = {"comparison": name, "system_a": a, "system_b": b, "test_set": test_set}
-    rows = []
-    bleu = {}  # bucket -> (observed_a, drawn_a, observed_b, drawn_b)
+    rows, bleu = [], {}  # bleu: bucket -> (A's, B's) SeedScores
     for offset, (bucket, members) in enumerate(groups.items()):
-        pick = members.tolist()
-        counts = draw_counts(len(pick), resamples, seed + offset)  # independent per bucket
-        for metric_name, metric_class in METRICS.items():
-            if metric_name != "bleu" and bucket != ALL:
-                continue  # as in scores.csv: chrF for whole test sets only
-            picked_refs = [refs[i] for i in pick]
-            side_a = seed_mean_scores(
-                metric_class(), [[h[i] for i in pick] for h in hyps_a], picked_refs, counts
-            )
-            side_b = seed_mean_scores(
-                metric_class(), [[h[i] for i in pick] for h in hyps_b], picked_refs, counts
-            )
-            if metric_name == "bleu":
-                bleu[bucket] = (*side_a, *side_b)
-            rows.append({**common, "bucket": bucket, "metric": metric_name,
-                         **summarise(*side_a, *side_b), "n_sentences": len(pick),
+        counts = draw_counts(len(members), resamples, seed + offset)  # independent per bucket
+        picked_refs = [refs[i] for i in members]
+        for metric, measure in MEASURES.items():
+            if bucket != ALL and metric not in PER_BUCKET:
+                continue
+            sides = [seed_scores(measure, [[h[i] for i in members] for h in hyps], picked_refs,
+                                 counts) for hyps in (hyps_a, hyps_b)]  # fmt: skip
+            if metric == "bleu":
+                bleu[bucket] = sides
+            rows.append({**common, "bucket": bucket, "metric": metric,
+                         **summarise(*sides, picks, seed_labels), "n_sentences": len(members),
                          "method": method})  # fmt: skip
     # length retention (D1): BLEU of each longer bucket as a share of the shortest bucket's
     buckets = [label for label in groups if label != ALL]
     for bucket in buckets[1:]:
-        short, long = bleu[buckets[0]], bleu[bucket]
-        rows.append({
-            **common, "bucket": bucket, "metric": "bleu_share",
-            **summarise(
-                float(ratio(long[0], short[0])), ratio(long[1], short[1]),
-                float(ratio(long[2], short[2])), ratio(long[3], short[3]),
-            ),
-            "n_sentences": len(groups[bucket]),
-            "method": method.replace("statistic: B - A of the mean over seeds of corpus score",
-                                     "statistic: B - A of (mean-over-seeds BLEU of this bucket"
-                                     f" / that of bucket {buckets[0]}); buckets resampled"
-                                     " independently"),
-        })  # fmt: skip
+        sides = [kept_share(long, short) for long, short in zip(bleu[bucket], bleu[buckets[0]])]
+        rows.append({**common, "bucket": bucket, "metric": "bleu_share",
+                     **summarise(*sides, picks, seed_labels), "n_sentences": len(groups[bucket]),
+                     "method": f"{method}; share: BLEU of this bucket / BLEU of bucket"
+                               f" {buckets[0]}, per seed and draw"})  # fmt: skip
     return rows
 
 
@@ -233,8 +335,8 @@ def compare(
                 name, a, b, test_set,
                 read_hypotheses(runs_dir, runs_a, test_set, tgt, point),
                 read_hypotheses(runs_dir, runs_b, test_set, tgt, point),
-                sources, refs, edges=edges, min_bucket_sentences=min_bucket_sentences,
-                resamples=resamples, seed=seed,
+                sources, refs, seed_labels=shared or None, edges=edges,
+                min_bucket_sentences=min_bucket_sentences, resamples=resamples, seed=seed,
             )  # fmt: skip
             rows += [{**row, "epoch": point, "seeds": seeds} for row in pair_rows]
         print(f"comparison {name}: {b} vs {a} on {test_set}, seeds {seeds}, points {points}")

@@ -1,0 +1,61 @@
+"""Several paired tests behind one claim: Holm's adjustment within the claim's family.
+
+A claim's family is every null hypothesis its paired-comparison checks read (checks.Test): the
+difference each one judges or reports, and every member of a family a check searches for its
+largest difference (statistic max); a system's own mean shown beside them tests nothing. Holm's step-down method (Holm 1979) adjusts their p-values together:
+the i-th smallest of m is multiplied by m - i + 1, and adjusted values never decrease in that
+order. A decisive check passes when its adjusted p-value is below checks.ALPHA (and its estimate
+lies on the claimed side). With one test this is the 95% interval rule itself.
+
+Holm controls the chance of any false "difference shown" within the claim at 5% whatever the
+dependence between the tests; the tests of one claim share test sentences and often a baseline
+system, so they are positively dependent and the control is conservative. With two seeds per
+variant, the seed level of every interval rests on one degree of freedom (evaluate.compare).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from .checks import ALPHA, Outcome, decide
+from .spec import Check
+
+
+def holm(p_values: dict) -> dict:
+    """key -> p-value, to key -> Holm-adjusted p-value (a NaN p stays NaN, ranked as 1)."""
+    ranked = sorted(p_values, key=lambda key: _or_one(p_values[key]))
+    adjusted, running = {}, 0.0
+    for rank, key in enumerate(ranked):
+        running = max(running, min(1.0, (len(ranked) - rank) * _or_one(p_values[key])))
+        adjusted[key] = running if math.isfinite(p_values[key]) else math.nan
+    return adjusted
+
+
+def _or_one(p_value: float) -> float:
+    return p_value if math.isfinite(p_value) else 1.0
+
+
+def adjust(checks: list[Check], outcomes: list[Outcome]) -> list[Outcome]:
+    """The claim's outcomes, each paired one judged on its Holm-adjusted p-value."""
+    family = {test.key: test.p_value for outcome in outcomes for test in outcome.tests}
+    adjusted = holm(family)
+    return [
+        _rejudge(check, outcome, adjusted[outcome.judged.key], len(family))
+        if outcome.judged is not None else outcome
+        for check, outcome in zip(checks, outcomes)
+    ]  # fmt: skip
+
+
+def _rejudge(check: Check, outcome: Outcome, p_adjusted: float, size: int) -> Outcome:
+    p_value = outcome.judged.p_value
+    detail = f"{outcome.detail}; p = {p_value:.3g}"
+    if size > 1:
+        detail += f", Holm-adjusted over the claim's {size} paired tests: {p_adjusted:.3g}"
+    status = outcome.status
+    if status in ("pass", "fail"):
+        status = "pass" if decide(check, outcome.value, p_adjusted) else "fail"
+        if status != outcome.status:
+            detail += f" (not below {ALPHA:g} once adjusted)"
+    return replace(outcome, status=status, detail=detail, p_adjusted=p_adjusted,
+                   family_size=size)  # fmt: skip
