@@ -69,7 +69,6 @@ localrules:
     figure_cost,
     figure_alignment,
     paper_config,
-    paper_claims,
     paper_sections,
     paper,
     compare_reference,
