@@ -15,7 +15,7 @@ from softlookup.claims.checks import Evidence
 from softlookup.claims.ledger import CHECK_COLUMNS, build_ledger, main
 from softlookup.claims.spec import ClaimsFileError, load_claims
 from softlookup.evaluate.compare import COLUMNS as COMPARISON_COLUMNS
-from softlookup.probes import worked_examples
+from softlookup.probes import PROBES, worked_examples
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).parents[1]
@@ -272,15 +272,17 @@ def test_every_producer_is_a_rule_of_the_workflow():
     _, producers = load_claims(REPO / "config" / "claims.yaml")
     named = {rule for value in producers.values()
              for rule in (value.values() if isinstance(value, dict) else [value])}  # fmt: skip
+    assert {"probe", "compare", "collect_scores", "bench_attention"} <= named  # the file's own
     assert named <= workflow_rules(), named - workflow_rules()
 
 
 def test_every_probe_the_claims_read_is_a_probe_the_workflow_runs():
+    """probes.smk runs softlookup.probes.PROBES; every probe a claim reads is one of them."""
     claims, _ = load_claims(REPO / "config" / "claims.yaml")
-    text = (REPO / "workflow" / "rules" / "probes.smk").read_text()
-    probes = set(re.findall(r'"(\w+)"', text.split("PROBES = [", 1)[1].split("]", 1)[0]))
     read = {check.name for claim in claims for check in claim.checks if check.kind == "probe"}
-    assert read <= probes, read - probes
+    assert "from softlookup.probes import PROBES" in (REPO / "workflow/rules/probes.smk").read_text()
+    assert {"worked_examples", "spread", "saturation", "counting"} <= read
+    assert read <= set(PROBES), read - set(PROBES)
 
 
 def test_the_ledger_rule_declares_every_evidence_file():

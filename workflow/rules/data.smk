@@ -1,6 +1,8 @@
 # Corpus files (mirror or upstream, sha256-checked) -> normalised splits + manifest -> BPE model.
 # Every config value reaches the shell quoted (`:q`, lists element by element); the splits
-# mapping travels as NAME=STEM items, never as JSON in a shell string.
+# mapping travels as NAME=STEM items, never as JSON in a shell string. Which splits prepare
+# writes is softlookup.config's one list (prepared_splits), which also checks the test sets.
+from softlookup.config import prepared_splits
 
 
 def prepare_options():
@@ -30,15 +32,6 @@ def corpus_stems():
     for sources in (data.get("joined_tests") or {}).values():
         stems += [stem for stem in sources if stem not in stems]
     return stems
-
-
-def prepared_split_names():
-    """Every split the prepare rule writes (its outputs)."""
-    data = config["data"]
-    names = list(data["splits"])
-    names += [f"{s}.concat{k}" for s in data["splits"] if s.startswith("test")
-              for k in data.get("concat") or []]
-    return names + list(data.get("joined_tests") or {})
 
 
 # Extra corpora of sitting days (config/paper.yaml: Europarl it-en, the length axis), each
@@ -77,7 +70,7 @@ rule prepare_corpus:
         ),
         splits=expand(
             f"{DATA_DIR}/{{split}}.{{lang}}",
-            split=prepared_split_names(),
+            split=prepared_splits(config),
             lang=[SRC, TGT],
         ),
     log:

@@ -3,10 +3,9 @@
 # Each probe's options come from config["probes"][<probe>] (keys = CLI options, lists joined by
 # commas), its seed from config["probes"]["seed"]; the worked examples are exact and take none.
 # Options travel as a list param, quoted element by element ({params.options:q}).
+from softlookup.probes import PROBES
 from softlookup.probes.common import cli_options
 
-PROBES = ["worked_examples", "spread", "saturation", "order", "averaging", "diagnostics",
-          "gradients", "counting"]
 PROBE_CSVS = expand("results/probes/{probe}.csv", probe=PROBES)
 PROBE_FIGURES = ["results/figures/probes.pdf"]
 
