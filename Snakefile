@@ -77,13 +77,4 @@ localrules:
 
 rule all:
     input:
-        "results/tables/scores.csv",
-        "results/tables/comparisons.csv",
-        FIGURES,
-        PROBE_FIGURES,
-        BENCH_CSVS,
-        CLAIMS_OUTPUTS,
-        ANALYSIS_OUTPUTS,
-        "paper/paper.pdf",
-        COMPARE_OUTPUTS,
-        EXTRA_DATA_OUTPUTS,  # data.extra corpora, prepared with their BPE (paper.yaml: Europarl)
+        get_final_output(),

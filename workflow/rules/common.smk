@@ -86,3 +86,11 @@ def training_runtime(wildcards, attempt):
 def training_mem_mb(wildcards):
     return _by_model(RESOURCES.get("mem_mb", {"train": 8000}), "train", wildcards.variant)
 
+
+def get_final_output():
+    """What `snakemake` without a target builds (rule all): the paper, which pulls in every table,
+    figure, benchmark, probe and the claims ledger; this build compared with the committed
+    references, where there are any (reference.smk); and the data.extra corpora prepared with
+    their BPE (config/paper.yaml: Europarl), which no part of the paper reads yet."""
+    extra = [f"results/data/{name}/spm.model" for name in config["data"].get("extra") or {}]
+    return ["paper/paper.pdf", *COMPARE_OUTPUTS, *extra]

@@ -37,7 +37,6 @@ def corpus_stems():
 # Extra corpora of sitting days (config/paper.yaml: Europarl it-en, the length axis), each
 # prepared with whole days held out into results/data/<name>/ with its own BPE model.
 EXTRA_DATA = config["data"].get("extra") or {}
-EXTRA_DATA_OUTPUTS = [f"results/data/{name}/spm.model" for name in EXTRA_DATA]
 
 
 rule fetch_corpus_file:
