@@ -6,7 +6,7 @@ import shlex
 import sys
 from glob import glob
 
-from softlookup.config import all_variants, load_schema, measured_bench, select
+from softlookup.config import all_variants, measured_bench, select
 
 
 DATA_DIR = "results/data/{corpus}-{src}-{tgt}".format(**config["data"])
@@ -18,9 +18,9 @@ PYTHON = f"{shlex.quote(sys.executable)} -m softlookup"
 
 # {variant name: Variant(name, base_model, sweep {key: value}, model config)}: the base models and
 # sweep points this config trains (`run_only` applied). A sweep point whose settings equal its base
-# model's is the base run; see softlookup/config.py for the naming rule.
-ALL_VARIANTS = all_variants(config, load_schema(workflow.source_path("../schemas/config.schema.yaml")))
-VARIANTS = select(ALL_VARIANTS, config.get("run_only"))
+# model's is the base run; see softlookup/config.py for the naming rule. The Snakefile has checked
+# every point already (config.check): here they are only named, not checked again.
+VARIANTS = select(all_variants(config), config.get("run_only"))
 RUNS = [f"{variant}-s{seed}" for variant in VARIANTS for seed in config["seeds"]]
 TEST_SETS = config["evaluate"]["test_sets"]
 
