@@ -342,7 +342,7 @@ def study_comparisons(heads8=(0.8, 0.3, 1.3), gap_grows=True) -> pd.DataFrame:
         comparison("d5_heads16_vs_heads1", 0.5, 0.0, 1.0),
     ]
     deltas = [0.2, 0.6, 1.4, 2.5, 3.1] if gap_grows else [1.6, 1.4, 1.5, 1.2, 1.0]
-    for d_k, delta in zip([8, 16, 32, 64, 128], deltas):
+    for d_k, delta in zip([8, 16, 32, 64, 128], deltas, strict=True):
         rows.append(comparison(f"d3_scaled_vs_unscaled_dk{d_k}", delta, delta - 0.5, delta + 0.5))
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 

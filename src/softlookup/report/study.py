@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pandas as pd
 
-
 OLD_SCORE_NAMES = {"run_id": "run", "model": "base_model"}  # the scores table of before contract 4
 RUN_SEED = re.compile(r"-s(\d+)$")
 
