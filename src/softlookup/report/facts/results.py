@@ -4,6 +4,8 @@ and what the trained models attend to (B5)."""
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from ...evaluate.score import ALL, bucket_order, bucket_start
@@ -15,7 +17,6 @@ from . import claims, sweeps, tables
 
 PUBLISHED_WORDS = 60  # Bahdanau et al.'s length figure reaches sources of 60 words
 ATTENTION_STATS = ["entropy_mean", "max_weight_mean", "argmax_on_top_key_share", "chance_share"]
-NAN = float("nan")
 
 
 def records(table: pd.DataFrame) -> list[dict]:
@@ -27,8 +28,7 @@ def overview(study: Study) -> dict:
     variants = tables.variants(study)
     return {
         "headline": claims.headline(claims.claims(study)),
-        "variants": records(variants.sort_values(["base_model", "sweep_key"]))
-        if len(variants) else [],
+        "variants": records(variants.sort_values(["base_model", "sweep_key"])),
     }
 
 
@@ -40,14 +40,12 @@ def length_table(study: Study) -> pd.DataFrame:
         return pd.DataFrame()
     rows = rows[rows["bucket"].astype(str) != ALL]
     runs = tables.runs(study)
-    if not runs.empty:
-        base = runs.loc[runs["sweep_key"] == "", "run"]
-        rows = rows[rows["run"].isin(base)] if len(base) else rows
-        labels = dict(zip(runs["base_model"], runs["base_label"], strict=True))
+    base = runs.loc[runs["sweep_key"] == "", "run"]
+    if len(base):
+        rows = rows[rows["run"].isin(base)]
+    labels = dict(zip(runs["base_model"], runs["base_label"], strict=True))
     table = tables.pooled(rows, ["base_model", "test_set", "bucket"])
-    return table.assign(label=[labels.get(m, m) for m in table["base_model"]]) if len(runs) else (
-        table.assign(label=table["base_model"])
-    )  # fmt: skip
+    return table.assign(label=[labels.get(m, m) for m in table["base_model"]])
 
 
 def buckets(labels) -> list[str]:
@@ -56,37 +54,32 @@ def buckets(labels) -> list[str]:
 
 
 def length_effect(study: Study) -> dict | None:
-    """On the test set whose buckets reach the longest inputs: each base model's BLEU on the
-    shortest and the longest bucket and the share it keeps (claim D1's measure), the largest
-    share a fixed-vector model keeps and the range the models with attention keep."""
+    """On the test set whose buckets reach the longest inputs, the share of its BLEU on the
+    shortest bucket each base model keeps on the longest (claim D1's measure): the largest a
+    fixed-vector model keeps and the range the models with attention keep."""
     table = length_table(study)
     if table.empty:
         return None
-    longest = max(table["test_set"].unique(),
-                  key=lambda t: max(bucket_start(b) for b in table[table["test_set"] == t]["bucket"]))  # fmt: skip
+    longest = max(
+        table["test_set"].unique(),
+        key=lambda t: max(bucket_start(b) for b in table[table["test_set"] == t]["bucket"]),
+    )
     rows = table[table["test_set"] == longest]
     order = buckets(rows["bucket"])
     first, last = order[0], order[-1]
-    attention = tables.runs(study).groupby("base_model")["attention"].first().to_dict() if len(
-        study.runs) else {}  # fmt: skip
-    models = []
+    runs = tables.runs(study)
+    attention = runs.groupby("base_model")["attention"].first() if "attention" in runs else {}
+    fixed, attended = [], []
     for model, by_model in rows.groupby("base_model"):
-        by_bucket = by_model.set_index("bucket")
-        if first in by_bucket.index and last in by_bucket.index:
-            short, long = by_bucket.loc[first], by_bucket.loc[last]
-            models.append({
-                "label": short["label"], "first": short.to_dict(), "last": long.to_dict(),
-                "share": long["value"] / short["value"] if short["value"] > 0 else NAN,
-                "fixed": attention.get(model) == "none",
-            })  # fmt: skip
-    shares = [m for m in models if m["share"] == m["share"]]
-    fixed = [m["share"] for m in shares if m["fixed"]]
-    attended = sorted(m["share"] for m in shares if not m["fixed"])
+        value = by_model.set_index("bucket")["value"]
+        if first in value.index and last in value.index and value[first] > 0:
+            kept = fixed if attention.get(model) == "none" else attended
+            kept.append(value[last] / value[first])
+    attended.sort()
     return {
         "test_set": longest,
         "first": first,
         "last": last,
-        "models": models,
         "fixed": max(fixed) if fixed and attended else None,
         "attention": (attended[0], attended[-1]) if fixed and attended else None,
         "published_words": PUBLISHED_WORDS,
@@ -128,11 +121,15 @@ def scaling(study: Study) -> dict:
         rows["at"] = [tuple(sweeps.setting(r, k) for k in others) for _, r in rows.iterrows()]
         for at, pair in rows.dropna(subset=["max_weight"]).groupby("at", sort=False):
             if pair["scaled"].nunique() == 2:
-                saturation.append({
-                    "at": Tex(", ".join(setting_label(k, v) for k, v in zip(others, at, strict=True))),
-                    "scaled": pair.loc[pair["scaled"], "max_weight"].iloc[0],
-                    "unscaled": pair.loc[~pair["scaled"], "max_weight"].iloc[0],
-                })  # fmt: skip
+                saturation.append(
+                    {
+                        "at": Tex(
+                            ", ".join(setting_label(k, v) for k, v in zip(others, at, strict=True))
+                        ),
+                        "scaled": pair.loc[pair["scaled"], "max_weight"].iloc[0],
+                        "unscaled": pair.loc[~pair["scaled"], "max_weight"].iloc[0],
+                    }
+                )
     return {"family": family, "saturation": saturation}
 
 
@@ -165,11 +162,15 @@ def masking(study: Study) -> dict:
             base = bases.loc[row["base_model"]]
             paired = tables.paired(study, base.name, row["variant"])
             worse = paired["ci_high"] < 0 if paired else row["ci_high"] < base["ci_low"]
-            switches.append({
-                "row": row.to_dict(), "base": base.to_dict(), "paired": paired,
-                "lower_loss": row["final_train_loss"] < base["final_train_loss"],
-                "worse": bool(worse),
-            })  # fmt: skip
+            switches.append(
+                {
+                    "row": row.to_dict(),
+                    "base": base.to_dict(),
+                    "paired": paired,
+                    "lower_loss": row["final_train_loss"] < base["final_train_loss"],
+                    "worse": bool(worse),
+                }
+            )
     return {"family": family, "switches": switches, "padding": padding(study)}
 
 
@@ -177,12 +178,17 @@ def padding(study: Study) -> dict:
     """The analysed runs' padding mass: how many give padding keys no weight at all, and the
     runs (labels with seeds) where it is not zero."""
     runs = tables.runs(study)
-    labels = dict(zip(runs["run"], runs["label"], strict=True)) if len(runs) else {}
-    masses = {run: tables.attention_value(study, run, "padding_mass_mean")
-              for run in sorted(study.attention)}  # fmt: skip
-    masses = {run: mass for run, mass in masses.items() if mass == mass}
-    leaking = [{"run": run, "label": labels.get(run, variant_of(run)), "mass": mass}
-               for run, mass in masses.items() if mass != 0]  # fmt: skip
+    labels = dict(zip(runs["run"], runs["label"], strict=True))
+    masses = {
+        run: tables.attention_value(study, run, "padding_mass_mean")
+        for run in sorted(study.attention)
+    }
+    masses = {run: mass for run, mass in masses.items() if not math.isnan(mass)}
+    leaking = [
+        {"run": run, "label": labels.get(run, variant_of(run)), "mass": mass}
+        for run, mass in masses.items()
+        if mass != 0
+    ]
     return {"analysed": len(masses), "zero": len(masses) - len(leaking), "leaking": leaking}
 
 
@@ -194,15 +200,19 @@ def other_sweeps(study: Study) -> dict:
 def attention_rows(study: Study) -> list[dict]:
     """One row per analysed variant: the cross-attention statistics, mean over its seeds."""
     runs = tables.runs(study)
-    labels = dict(zip(runs["variant"], runs["label"], strict=True)) if len(runs) else {}
+    labels = dict(zip(runs["variant"], runs["label"], strict=True))
     per_run = [
-        {"variant": variant_of(run),
-         **{k: tables.attention_value(study, run, k) for k in ATTENTION_STATS}}
+        {
+            "variant": variant_of(run),
+            **{k: tables.attention_value(study, run, k) for k in ATTENTION_STATS},
+        }
         for run in sorted(study.attention)
-    ]  # fmt: skip
+    ]
     table = pd.DataFrame(per_run, columns=["variant", *ATTENTION_STATS])
-    table = table.dropna(subset=["entropy_mean"]).groupby("variant", as_index=False).agg(
-        seeds=("entropy_mean", "count"), **{k: (k, "mean") for k in ATTENTION_STATS}
+    table = (
+        table.dropna(subset=["entropy_mean"])
+        .groupby("variant", as_index=False)
+        .agg(seeds=("entropy_mean", "count"), **{k: (k, "mean") for k in ATTENTION_STATS})
     )
     table["label"] = [labels.get(v, v) for v in table["variant"]]
     table["above_chance"] = table["argmax_on_top_key_share"] > 2 * table["chance_share"]
@@ -212,7 +222,7 @@ def attention_rows(study: Study) -> list[dict]:
 def alignment_runs(study: Study) -> list[dict]:
     """The runs whose example sentence the alignment figure draws: those config analysis.runs
     names (every analysed base run without a config) that have attention weights, with their
-    labels and head counts."""
+    labels, head counts and weights (the alignment table)."""
     named = study.config.get("analysis", {}).get("runs")
     runs = tables.runs(study)
     chosen = runs[runs["run"].isin(named)] if named else runs[runs["sweep_key"] == ""]
@@ -222,7 +232,7 @@ def alignment_runs(study: Study) -> list[dict]:
         if table is None or table.empty:
             continue
         heads = table["head"].nunique() if "head" in table else 1
-        drawn.append({"run": run["run"], "label": run["label"], "heads": heads})
+        drawn.append({"run": run["run"], "label": run["label"], "heads": heads, "table": table})
     return drawn
 
 

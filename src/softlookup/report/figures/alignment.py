@@ -10,15 +10,11 @@ python -m softlookup.report.figures.alignment --results results --config results
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import pandas as pd
 
-from .. import study as load_study
 from ..facts import results
 from ..study import Study
-from . import style
+from . import cli, style
 
 COLUMNS = ["layer", "head", "query_pos", "key_pos", "query_token", "key_token", "weight"]
 PER_ROW = 3  # panels side by side
@@ -37,8 +33,11 @@ def labels(table: pd.DataFrame, pos: str, token: str) -> list[str]:
 
 
 def alignment_figure(study: Study):
-    drawn = [(run, study.alignment[run["run"]]) for run in results.alignment_runs(study)]
-    drawn = [(run, table) for run, table in drawn if set(COLUMNS) <= set(table)]
+    drawn = [
+        (run, run["table"])
+        for run in results.alignment_runs(study)
+        if set(COLUMNS) <= set(run["table"])
+    ]
     if not drawn:
         fig, axes = style.subplots(1)
         style.note(axes[0], "no attention weights for the analysed runs")
@@ -65,15 +64,7 @@ def alignment_figure(study: Study):
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=Path, default=Path("results"))
-    parser.add_argument("--config", type=Path, help="the merged config as JSON")
-    parser.add_argument("--runs", nargs="*", help="the runs analysis.runs names")
-    parser.add_argument("--out", required=True, type=Path)
-    args = parser.parse_args(argv)
-    style.setup()
-    study = load_study.load(args.results, args.config, runs=args.runs)
-    print(style.save(alignment_figure(study), args.out))
+    cli.run(__doc__, alignment_figure, argv)
 
 
 if __name__ == "__main__":

@@ -9,15 +9,11 @@ python -m softlookup.report.figures.cost --results results --bench B.csv ... --o
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import matplotlib.ticker
 
-from .. import study as load_study
 from ..facts import cost
 from ..study import Study
-from . import style
+from . import cli, style
 
 
 def generation_panel(ax, study: Study) -> None:
@@ -43,16 +39,21 @@ def kernel_panels(time_ax, memory_ax, study: Study) -> None:
         return
     styles = style.series_styles(table["series"])
     peak = table.get("peak_mem_per_seq_mib")
-    memory = "peak_mem_per_seq_mib" if peak is not None and peak.notna().any() else (
-        "saved_for_backward_mib"
+    memory = (
+        "peak_mem_per_seq_mib"
+        if peak is not None and peak.notna().any()
+        else ("saved_for_backward_mib")
     )
     for series, rows in table.groupby("series"):
         rows = rows.groupby("seq_len", as_index=False)[["time_ms", memory]].median()
         time_ax.plot(rows["seq_len"], rows["time_ms"], label=series, **styles[series])
         if rows[memory].notna().any():
             memory_ax.plot(rows["seq_len"], rows[memory], label=series, **styles[series])
-    label = ("peak memory per sequence (MiB)" if memory == "peak_mem_per_seq_mib"
-             else "memory saved for backward (MiB)")  # fmt: skip
+    label = (
+        "peak memory per sequence (MiB)"
+        if memory == "peak_mem_per_seq_mib"
+        else "memory saved for backward (MiB)"
+    )
     for ax, ylabel in ((time_ax, "forward+backward time (ms)"), (memory_ax, label)):
         style.log_axis(ax, table["seq_len"])
         ax.set(yscale="log", xlabel="sequence length N (tokens)", ylabel=ylabel)
@@ -69,14 +70,7 @@ def cost_figure(study: Study):
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=Path, default=Path("results"))
-    parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--bench", nargs="*", type=Path, help="benchmark CSVs (default: all)")
-    args = parser.parse_args(argv)
-    style.setup()
-    study = load_study.load(args.results, runs=[], bench=args.bench)
-    print(style.save(cost_figure(study), args.out))
+    cli.run(__doc__, cost_figure, argv)
 
 
 if __name__ == "__main__":

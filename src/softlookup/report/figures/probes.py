@@ -8,16 +8,12 @@ python -m softlookup.report.figures.probes --results results --out results/figur
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import numpy as np
 import seaborn as sns
 
-from .. import study as load_study
 from ..facts.back import probe_curves
 from ..study import Study
-from . import style
+from . import cli, style
 
 PANELS = [  # probe, quantity, x, series, y label
     ("spread", "std_score", "d", "scaling", "std of the score q·k"),
@@ -50,13 +46,7 @@ def probes_figure(study: Study):
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=Path, default=Path("results"))
-    parser.add_argument("--out", required=True, type=Path)
-    args = parser.parse_args(argv)
-    style.setup()
-    study = load_study.load(args.results, runs=[], bench=[])
-    print(style.save(probes_figure(study), args.out))
+    cli.run(__doc__, probes_figure, argv)
 
 
 if __name__ == "__main__":

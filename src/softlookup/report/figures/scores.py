@@ -11,16 +11,12 @@ python -m softlookup.report.figures.scores --results results --config results/pa
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import pandas as pd
 
-from .. import study as load_study
 from ..facts import results, sweeps
 from ..labels import axis_label
 from ..study import Study
-from . import style
+from . import cli, style
 
 
 def bleu_by_length(study: Study):
@@ -58,8 +54,9 @@ def sweep_figure(study: Study, name: str):
     for series, rows in table.groupby("series"):
         style.errorbar(axes[0], rows.assign(x=rows["position"]), series, styles[series])
         if second:
-            axes[1].plot(rows["position"], rows["max_weight"], markersize=4, label=series,
-                         **styles[series])  # fmt: skip
+            axes[1].plot(
+                rows["position"], rows["max_weight"], markersize=4, label=series, **styles[series]
+            )
     axes[0].set_ylabel("BLEU (%)")
     if second:
         axes[1].set_ylabel("mean largest attention weight")
@@ -82,16 +79,7 @@ def draw(study: Study, figure: str):
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=Path, default=Path("results"))
-    parser.add_argument("--config", type=Path, help="the merged config as JSON")
-    parser.add_argument("--figure", required=True, help="bleu_by_length or sweep_<family>")
-    parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--runs", nargs="*", help="the config's runs (default: all on disk)")
-    args = parser.parse_args(argv)
-    style.setup()
-    study = load_study.load(args.results, args.config, runs=args.runs)
-    print(style.save(draw(study, args.figure), args.out))
+    cli.run(__doc__, draw, argv, named=True)
 
 
 if __name__ == "__main__":

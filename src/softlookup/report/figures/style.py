@@ -75,9 +75,15 @@ def grid(rows: int, columns: int, height: float, **kwargs):
 
 def errorbar(ax, rows, label: str, kwargs: dict) -> None:
     """One series of rows (x, value, ci_low, ci_high) with its 95% intervals as error bars."""
-    ax.errorbar(rows["x"], rows["value"],
-                yerr=[rows["value"] - rows["ci_low"], rows["ci_high"] - rows["value"]],
-                capsize=2, markersize=4, label=label, **kwargs)  # fmt: skip
+    ax.errorbar(
+        rows["x"],
+        rows["value"],
+        yerr=[rows["value"] - rows["ci_low"], rows["ci_high"] - rows["value"]],
+        capsize=2,
+        markersize=4,
+        label=label,
+        **kwargs,
+    )
 
 
 def note(ax, text: str) -> None:
@@ -100,8 +106,15 @@ def note(ax, text: str) -> None:
 def legend_below(fig, ax, ncol: int, fontsize="x-small") -> None:
     """The legend of `ax` under all panels of `fig`, where it hides no line."""
     handles, labels = ax.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol,
-               fontsize=fontsize, frameon=False)  # fmt: skip
+    fig.legend(
+        handles,
+        labels,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.0),
+        ncol=ncol,
+        fontsize=fontsize,
+        frameon=False,
+    )
 
 
 def min_span(ax, values, relative: float = 0.05) -> None:

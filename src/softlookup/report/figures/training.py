@@ -7,14 +7,11 @@ python -m softlookup.report.figures.training --results results --config results/
 
 from __future__ import annotations
 
-import argparse
 import math
-from pathlib import Path
 
-from .. import study as load_study
 from ..facts import training
 from ..study import Study
-from . import style
+from . import cli, style
 
 COLUMNS = 3
 
@@ -45,15 +42,7 @@ def training_figure(study: Study):
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=Path, default=Path("results"))
-    parser.add_argument("--config", type=Path, help="the merged config as JSON")
-    parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--runs", nargs="*", help="the config's runs (default: all on disk)")
-    args = parser.parse_args(argv)
-    style.setup()
-    study = load_study.load(args.results, args.config, runs=args.runs)
-    print(style.save(training_figure(study), args.out))
+    cli.run(__doc__, training_figure, argv)
 
 
 if __name__ == "__main__":
