@@ -201,8 +201,14 @@ def make_results(
     return results
 
 
-TRAIN = {"epochs": 2, "patience": 5, "lr": 0.002, "warmup_steps": 5, "max_tokens": 900,
-         "label_smoothing": 0.1}  # fmt: skip
+TRAIN = {
+    "epochs": 2,
+    "patience": 5,
+    "lr": 0.002,
+    "warmup_steps": 5,
+    "max_tokens": 900,
+    "label_smoothing": 0.1,
+}
 CONFIG = {
     "data": {"corpus": "multi30k", "bpe_vocab_size": 500},
     "train": TRAIN,
@@ -218,8 +224,9 @@ def generate(results: Path, figures: list[str] = (), config: dict = CONFIG) -> d
     config_file.write_text(json.dumps(config))
     study = load(results, config_file)
     parts = render.write(study, list(figures), results / "generated", ["config/test.yaml"])
-    return {name: " ".join(re.sub(r"(?<!\\)%\n\s*", "", text).split())
-            for name, text in parts.items()}  # fmt: skip
+    return {
+        name: " ".join(re.sub(r"(?<!\\)%\n\s*", "", text).split()) for name, text in parts.items()
+    }
 
 
 def text_of(files: dict[str, str]) -> str:
@@ -235,10 +242,24 @@ BASE = {"gru_none": 10.0, "gru_additive": 20.0, "gru_dot": 21.0, "transformer": 
 
 
 def comparison(a: str, b: str, delta: float, low: float, high: float, **extra) -> dict:
-    return {"comparison": f"{b}_vs_{a}", "system_a": a, "system_b": b, "test_set": "test",
-            "bucket": "all", "metric": "bleu", "mean_a": 20.0, "mean_b": 20.0 + delta,
-            "delta": delta, "ci_low": low, "ci_high": high, "p_value": 0.001, "seeds": 1,
-            "n_sentences": 100, "method": "paired bootstrap", **extra}  # fmt: skip
+    return {
+        "comparison": f"{b}_vs_{a}",
+        "system_a": a,
+        "system_b": b,
+        "test_set": "test",
+        "bucket": "all",
+        "metric": "bleu",
+        "mean_a": 20.0,
+        "mean_b": 20.0 + delta,
+        "delta": delta,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": 0.001,
+        "seeds": 1,
+        "n_sentences": 100,
+        "method": "paired bootstrap",
+        **extra,
+    }
 
 
 def write_comparisons(results: Path, rows: list[dict]) -> None:
@@ -276,11 +297,13 @@ def test_masking_sentence_follows_the_measurement(tmp_path):
         )
     )
     assert "With no causal mask, BLEU is 2.0 [1.0, 3.0]" in copying["masking"]
-    assert "lower in training while generation is worse, the pattern of a decoder that copies" in (
-        copying["masking"]
+    assert (
+        "lower in training while generation is worse, the pattern of a decoder that copies"
+        in (copying["masking"])
     )
-    assert "not lower in training, so this build does not show the copying pattern" in (
-        no_copying["masking"]
+    assert (
+        "not lower in training, so this build does not show the copying pattern"
+        in (no_copying["masking"])
     )
 
 
@@ -307,12 +330,17 @@ def test_a_sweep_on_two_models_compares_each_with_its_own_base(tmp_path):
     members = sweeps.members(load(results), ["max_source_words"])
     assert set(members["series"]) == {"GRU, no attention", "GRU, additive"}  # a line per model
     # the configured paired comparisons of the family, each described by what it changes
-    write_comparisons(results, [
-        comparison("gru_additive.max_source_words-20", "gru_additive", 1.0, 0.6, 1.4),
-        comparison("gru_none", "gru_additive", 10.0, 9.0, 11.0),
-    ])  # fmt: skip
+    write_comparisons(
+        results,
+        [
+            comparison("gru_additive.max_source_words-20", "gru_additive", 1.0, 0.6, 1.4),
+            comparison("gru_none", "gru_additive", 10.0, 9.0, 11.0),
+        ],
+    )
     text = generate(results)["sweeps"]
-    assert r"GRU, additive: base model $-$ trained on $\leq 20$ words & +1.00 [+0.60, +1.40]" in text
+    assert (
+        r"GRU, additive: base model $-$ trained on $\leq 20$ words & +1.00 [+0.60, +1.40]" in text
+    )
     assert r"GRU, additive $-$ GRU, no attention & +10.00 [+9.00, +11.00]" in text
 
 
@@ -325,22 +353,33 @@ def test_padding_weight_names_only_the_runs_where_it_is_not_zero(tmp_path):
         )
     text = generate(results)["masking"]
     assert "In 2 of the 3 analysed runs padding keys receive exactly zero weight" in text
-    assert "mean weight per row of 0.060 (Transformer, \\texttt{transformer-\\allowbreak{}s1})" in text
+    assert (
+        "mean weight per row of 0.060 (Transformer, \\texttt{transformer-\\allowbreak{}s1})" in text
+    )
     assert "GRU, dot" not in text  # the masked runs are counted, not listed
 
 
 @pytest.mark.parametrize(
     "verdict, sentence",
     [
-        ("reproduced", "The ledger judges claim D5 (claim D5 in a few words) \\emph{reproduced}: 1"
-                       " of 1 checks pass."),
-        ("partly", "Claim D5 (claim D5 in a few words) is only \\emph{partly} reproduced: 1 of 1"
-                   " checks pass; value fails."),
-        ("not reproduced", "Claim D5 (claim D5 in a few words) is \\emph{not reproduced}: none of"
-                           " its 1 checks passes (value fails)."),
+        (
+            "reproduced",
+            "The ledger judges claim D5 (claim D5 in a few words) \\emph{reproduced}: 1"
+            " of 1 checks pass.",
+        ),
+        (
+            "partly",
+            "Claim D5 (claim D5 in a few words) is only \\emph{partly} reproduced: 1 of 1"
+            " checks pass; value fails.",
+        ),
+        (
+            "not reproduced",
+            "Claim D5 (claim D5 in a few words) is \\emph{not reproduced}: none of"
+            " its 1 checks passes (value fails).",
+        ),
         ("pending", "Claim D5 (claim D5 in a few words) is pending in this build."),
     ],
-)  # fmt: skip
+)
 def test_the_verdict_chooses_the_sentence(tmp_path, verdict, sentence):
     results = make_results(tmp_path, BASE, verdicts={"D5": verdict})
     checks = pd.read_csv(results / "claims" / "checks.csv")
@@ -371,8 +410,9 @@ def test_a_diverged_run_is_said_in_words(tmp_path):
     files = generate(results)
     said = r"GRU, dot (\texttt{gru\_\allowbreak{}dot-\allowbreak{}s1}, diverged)"
     assert said in files["training"]
-    assert r"GRU, no attention (\texttt{gru\_\allowbreak{}none-\allowbreak{}s1}, missing)" in (
-        files["training"]
+    assert (
+        r"GRU, no attention (\texttt{gru\_\allowbreak{}none-\allowbreak{}s1}, missing)"
+        in (files["training"])
     )
     assert r"GRU, dot & \emph{diverged}" in files["results"]
     assert r"gru\_\allowbreak{}dot-\allowbreak{}s1 (diverged)" in files["threats"]
@@ -387,8 +427,9 @@ def test_a_pending_claim_says_what_is_missing(tmp_path):
     )
     claims.to_csv(results / "claims" / "claims.csv", index=False)
     files = generate(results)
-    assert "Claim D1 (claim D1 in a few words) is pending in this build: no comparison d1" in (
-        files["length"]
+    assert (
+        "Claim D1 (claim D1 in a few words) is pending in this build: no comparison d1"
+        in (files["length"])
     )
     assert_no_placeholders(files["length"])
     assert "1 claim (D1) has no verdict in this build; the ledger says why." in files["threats"]
@@ -399,18 +440,22 @@ def test_the_headline_table_and_the_discussion_read_the_verdicts(tmp_path):
     results = make_results(tmp_path, BASE, verdicts={"D2": "partly"})
     checks = pd.read_csv(results / "claims" / "checks.csv", dtype=str)
     checks.loc[checks["id"] == "D2", ["status", "detail", "measured"]] = [
-        "fail", "expected the interval inside +-1", "d2 bleu: delta -4.34 [-5.14, -3.60], p = 0.003"
-    ]  # fmt: skip
+        "fail",
+        "expected the interval inside +-1",
+        "d2 bleu: delta -4.34 [-5.14, -3.60], p = 0.003",
+    ]
     checks.to_csv(results / "claims" / "checks.csv", index=False)
     files = generate(results)
     table = files["results"][: files["results"].index(r"\label{tab:headline}")]
     # one row per claim on trained translators: measured, interval, p, verdict, section
-    assert r"D2 & claim D2 in a few words & 0.75 & [0.70, 0.80] & 0.003 & \textit{partly} & \ref{sec:scores}" in table
+    row = r"D2 & claim D2 in a few words & 0.75 & [0.70, 0.80] & 0.003 & \textit{partly} & "
+    assert row + r"\ref{sec:scores}" in table
     assert "D4 &" in table and "D5 &" in table and "A1 &" not in table and "C1 &" not in table
     discussion = files["discussion"]
     assert "6 of the 7 claims reproduced (A1, B1, C1, D1, D4 and D5)" in discussion
-    assert "D2 (claim D2 in a few words) held only in part: value failed (expected the interval" in (
-        discussion
+    assert (
+        "D2 (claim D2 in a few words) held only in part: value failed (expected the interval"
+        in (discussion)
     )
 
 
@@ -418,8 +463,9 @@ def test_claims_ledger_macros_and_checks(tmp_path):
     files = generate(make_results(tmp_path, BASE, verdicts={"D4": "not reproduced"}))
     assert r"0.75 [0.7, 0.8] & \raggedright \textbf{not reproduced}" in files["claims"]
     assert r"\ref{sec:masking}" in files["claims"]
-    assert "In this build 6 of the 7 claims are reproduced, 0 partly, 1 not reproduced" in (
-        files["claims"]
+    assert (
+        "In this build 6 of the 7 claims are reproduced, 0 partly, 1 not reproduced"
+        in (files["claims"])
     )
     assert r"\newcommand{\ClaimVerdictDFour}{not reproduced}" in files["macros"]
     assert r"\newcommand{\ClaimsNotReproduced}{1}" in files["macros"]
@@ -442,16 +488,20 @@ def test_latex_helpers():
 
 
 def test_variants_are_labelled_for_a_reader():
-    models = {"gru_none": {"arch": "gru", "attention": "none"},
-              "gru_scaled_dot": {"arch": "gru", "attention": "scaled_dot"},
-              "transformer": {"arch": "transformer", "enc_layers": 2, "dec_layers": 2},
-              "sweep_transformer": {"arch": "transformer", "enc_layers": 1, "dec_layers": 1}}  # fmt: skip
+    models = {
+        "gru_none": {"arch": "gru", "attention": "none"},
+        "gru_scaled_dot": {"arch": "gru", "attention": "scaled_dot"},
+        "transformer": {"arch": "transformer", "enc_layers": 2, "dec_layers": 2},
+        "sweep_transformer": {"arch": "transformer", "enc_layers": 1, "dec_layers": 1},
+    }
     base = labels.base_labels(models)
     assert base["gru_none"] == "GRU, no attention" and base["gru_scaled_dot"] == "GRU, scaled dot"
     assert labels.variant_label(base["sweep_transformer"], {"d_k": 128, "scale": False}) == (
         "Transformer, 1+1 layers, $d_k = 128$, unscaled"
     )
-    assert labels.variant_label(base["transformer"], {"heads": 1}) == "Transformer, 2+2 layers, 1 head"
+    assert (
+        labels.variant_label(base["transformer"], {"heads": 1}) == "Transformer, 2+2 layers, 1 head"
+    )
     same_size = {**models, "sweep_transformer": models["transformer"]}
     assert labels.base_labels(same_size)["sweep_transformer"] == "Transformer, sweep model"
     assert labels.base_labels(same_size)["transformer"] == "Transformer"
@@ -508,8 +558,11 @@ def test_an_author_changes_a_sentence_by_editing_its_template(tmp_path):
     templates = tmp_path / "sections"
     shutil.copytree(TEMPLATES, templates)
     length = templates / "length.tex"
-    length.write_text(length.read_text().replace(
-        "the fixed-vector model keeps", "a model without attention holds on to"))  # fmt: skip
+    length.write_text(
+        length.read_text().replace(
+            "the fixed-vector model keeps", "a model without attention holds on to"
+        )
+    )
     results = make_results(tmp_path, BASE, drop={"gru_none": 8})
     (results / "config.json").write_text(json.dumps(CONFIG))
     study = load(results, results / "config.json")
@@ -535,7 +588,8 @@ def drawn(fig) -> int:
     """How many data series (lines with points, error bars, images) the figure's axes hold."""
     return sum(
         len([line for line in ax.get_lines() if len(line.get_xdata())])
-        + len(ax.get_images()) + len(ax.collections)
+        + len(ax.get_images())
+        + len(ax.collections)
         for ax in fig.axes
     )
 
@@ -546,9 +600,20 @@ def noted(fig) -> list[str]:
 
 
 def write_alignment(results: Path, run: str, heads: int = 1) -> None:
-    rows = [{"layer": 0, "head": head, "query_pos": q, "key_pos": k, "query_token": f"▁q{q}",
-             "key_token": f"k{k}", "weight": 0.25 + 0.5 * (q == k)}
-            for head in range(heads) for q in (0, 1) for k in (0, 1)]  # fmt: skip
+    rows = [
+        {
+            "layer": 0,
+            "head": head,
+            "query_pos": q,
+            "key_pos": k,
+            "query_token": f"▁q{q}",
+            "key_token": f"k{k}",
+            "weight": 0.25 + 0.5 * (q == k),
+        }
+        for head in range(heads)
+        for q in (0, 1)
+        for k in (0, 1)
+    ]
     (results / "analysis").mkdir(exist_ok=True)
     pd.DataFrame(rows).to_csv(results / "analysis" / f"alignment_{run}.csv", index=False)
 
@@ -556,19 +621,34 @@ def write_alignment(results: Path, run: str, heads: int = 1) -> None:
 def write_probes(results: Path) -> None:
     """The three probe CSVs the probes figure reads, two points a series."""
     (results / "probes").mkdir()
-    rows = {"spread": [("std_score", {"d": d, "scaling": s}) for d in (4, 64) for s in ("scaled", "unscaled")],
-            "saturation": [(q, {"d": d, "scaling": s}) for q in ("frac_rows_saturated", "mean_softmax_jacobian_norm")
-                           for d in (4, 64) for s in ("scaled", "unscaled")],
-            "averaging": [("token_uniformity_residual", {"depth": d, "stack": "attention"}) for d in (1, 8)]}  # fmt: skip
+    rows = {
+        "spread": [
+            ("std_score", {"d": d, "scaling": s}) for d in (4, 64) for s in ("scaled", "unscaled")
+        ],
+        "saturation": [
+            (q, {"d": d, "scaling": s})
+            for q in ("frac_rows_saturated", "mean_softmax_jacobian_norm")
+            for d in (4, 64)
+            for s in ("scaled", "unscaled")
+        ],
+        "averaging": [
+            ("token_uniformity_residual", {"depth": d, "stack": "attention"}) for d in (1, 8)
+        ],
+    }
     for probe, quantities in rows.items():
-        pd.DataFrame([{"probe": probe, "quantity": q, **settings, "value": 0.5}
-                      for q, settings in quantities]).to_csv(results / "probes" / f"{probe}.csv")  # fmt: skip
+        pd.DataFrame(
+            [
+                {"probe": probe, "quantity": q, **settings, "value": 0.5}
+                for q, settings in quantities
+            ]
+        ).to_csv(results / "probes" / f"{probe}.csv")
 
 
 def test_every_figure_draws_its_data_and_says_when_it_has_none(tmp_path):
     style.setup()
-    full = make_results(tmp_path / "full", {**BASE, "transformer.heads-1": 24.0,
-                                            "transformer.heads-8": 24.5})  # fmt: skip
+    full = make_results(
+        tmp_path / "full", {**BASE, "transformer.heads-1": 24.0, "transformer.heads-8": 24.5}
+    )
     write_alignment(full, "gru_additive-s1")
     write_probes(full)
     empty = tmp_path / "empty" / "results"
@@ -673,8 +753,9 @@ def test_the_paper_compiles_for_any_set_of_runs(tmp_path, case):
     parts = render.write(study, [p.stem for p in drawn_figures], generated, ["config/test.yaml"])
     pdf = tmp_path / "paper.pdf"
     sources = [ROOT / "paper" / part for part in ("paper.tex", "refs.bib")]
-    code = build.build(sources, sorted(generated.glob("*.tex")), drawn_figures,
-                       tmp_path / "build", pdf)  # fmt: skip
+    code = build.build(
+        sources, sorted(generated.glob("*.tex")), drawn_figures, tmp_path / "build", pdf
+    )
     assert code == 0, (tmp_path / "build" / "paper.log").read_text()[-3000:]
     text = subprocess.run(
         ["pdftotext", str(pdf), "-"], check=True, capture_output=True, text=True
@@ -716,26 +797,51 @@ def test_a_grid_sweep_is_one_family_with_its_paired_contrasts(tmp_path):
     }
     results = make_results(tmp_path, bleu)
     (results / "analysis").mkdir()
-    for variant, weight in (("transformer.d_k-64.scale-false", 0.97), ("transformer.d_k-64.scale-true", 0.4)):
-        pd.DataFrame({"run": f"{variant}-s1", "map": "cross", "quantity": ["max_weight_mean"],
-                      "value": [weight]}).to_csv(
-            results / "analysis" / f"attention_{variant}-s1.csv", index=False)  # fmt: skip
-    write_comparisons(results, [
-        comparison(f"transformer.d_k-{d}.scale-false", f"transformer.d_k-{d}.scale-true", gap,
-                   gap - 1, gap + 1) for d, gap in (("8", 4.0), ("64", 15.0))
-    ])  # fmt: skip
+    for variant, weight in (
+        ("transformer.d_k-64.scale-false", 0.97),
+        ("transformer.d_k-64.scale-true", 0.4),
+    ):
+        pd.DataFrame(
+            {
+                "run": f"{variant}-s1",
+                "map": "cross",
+                "quantity": ["max_weight_mean"],
+                "value": [weight],
+            }
+        ).to_csv(results / "analysis" / f"attention_{variant}-s1.csv", index=False)
+    write_comparisons(
+        results,
+        [
+            comparison(
+                f"transformer.d_k-{d}.scale-false",
+                f"transformer.d_k-{d}.scale-true",
+                gap,
+                gap - 1,
+                gap + 1,
+            )
+            for d, gap in (("8", 4.0), ("64", 15.0))
+        ],
+    )
     study = load(results)
     members = sweeps.members(study, ["d_k", "scale"])
     # the scale-only point joins the d_k grid: no second figure repeats it
     assert "transformer.scale-false" in set(members["variant"])
     assert set(members["series"]) == {"scaled", "unscaled", "Transformer"}
     assert set(members["x"]) == {"8", "64", "default"}
-    points = [{"d_k": 8, "scale": True}, {"d_k": 64, "scale": False}, {"scale": False}, {"heads": 1}]
+    points = [
+        {"d_k": 8, "scale": True},
+        {"d_k": 64, "scale": False},
+        {"scale": False},
+        {"heads": 1},
+    ]
     assert families.figure_families(points) == ["scaling"]  # heads: one value, a table is enough
     text = generate(results)["scaling"]
     assert r"scaled $-$ unscaled gives +4.00 [+3.00, +5.00] BLEU at $d_k = 8$ and +15.00" in text
     assert r"$d_k = 64$, unscaled & 10.0 [9.0, 11.0] & 1,000 & 3.00 & 0.970" in text
-    assert "the mean largest weight of a row, unscaled against scaled, is 0.970 against 0.400 at" in text
+    assert (
+        "the mean largest weight of a row, unscaled against scaled, is 0.970 against 0.400 at"
+        in text
+    )
     style.setup()
     assert drawn(scores.draw(study, "sweep_scaling")) > 0
 
@@ -772,9 +878,14 @@ def test_the_attention_table_has_one_row_per_model_averaged_over_seeds(tmp_path)
     stats = {"entropy_mean": 0.5, "argmax_on_top_key_share": 0.3, "chance_share": 0.1}
     for run, weight in [("gru_additive-s1", 0.4), ("gru_additive-s2", 0.6), ("gru_dot-s1", 0.9)]:
         quantities = {**stats, "max_weight_mean": weight}
-        pd.DataFrame({"run": run, "map": "cross", "quantity": list(quantities),
-                      "value": list(quantities.values())}).to_csv(
-            results / "analysis" / f"attention_{run}.csv", index=False)  # fmt: skip
+        pd.DataFrame(
+            {
+                "run": run,
+                "map": "cross",
+                "quantity": list(quantities),
+                "value": list(quantities.values()),
+            }
+        ).to_csv(results / "analysis" / f"attention_{run}.csv", index=False)
     text = generate(results)["attention"]
     table = text[text.index("\\begin{tabular}") : text.index("\\label{tab:attention}")]
     assert "GRU, additive & 2 & 0.500 & 0.500 & 0.300 & 0.100" in table

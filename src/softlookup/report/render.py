@@ -169,7 +169,10 @@ def render(templates: Path, sections: dict, shared: dict, out_dir: Path) -> dict
 
 
 def write(
-    study: Study, figures: list[str], out_dir: Path, configfiles: list[str],
+    study: Study,
+    figures: list[str],
+    out_dir: Path,
+    configfiles: list[str],
     templates: Path = TEMPLATES,
 ) -> dict[str, str]:
     """The facts of every section of `study`, rendered into out_dir (figures: the stems drawn)."""

@@ -112,7 +112,6 @@ class Study:
     missing: dict[str, str]
 
 
-
 def load_benchmarks(folder: Path) -> pd.DataFrame:
     """Snakemake's benchmark files results/benchmarks/<rule>/<job>.tsv as one table."""
     rows = []

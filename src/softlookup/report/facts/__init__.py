@@ -57,4 +57,3 @@ def common(study: Study, figures: list[str], configfiles: list[str]) -> dict:
         "figures": {stem: FIGURE_RULES.get(stem, "figure_scores") for stem in figures},
         "configfiles": configfiles,
     }
-

@@ -38,8 +38,9 @@ def probes(study: Study) -> dict:
         members = [c for c in found.values() if c.id.startswith(group)]
         counts = pd.Series([c.verdict for c in members], dtype=str).value_counts().to_dict()
         named = members if group == "B" else [c for c in members if c.verdict != "reproduced"]
-        groups.append({"name": name, "label": label, "claims": members, "counts": counts,
-                       "named": named})  # fmt: skip
+        groups.append(
+            {"name": name, "label": label, "claims": members, "counts": counts, "named": named}
+        )
     return {"groups": groups, "ledger": bool(len(found))}
 
 
@@ -63,8 +64,14 @@ def discussion(study: Study) -> dict:
 def ledger(study: Study) -> dict:
     found = claims.claims(study)
     return {
-        "rows": [{"claim": c, "expected": claims.shorten(c.expected or "--"),
-                  "measured": claims.measured_cell(c)} for c in found.values()],  # fmt: skip
+        "rows": [
+            {
+                "claim": c,
+                "expected": claims.shorten(c.expected or "--"),
+                "measured": claims.measured_cell(c),
+            }
+            for c in found.values()
+        ],
         "counts": {v: len(found.with_verdict(v)) for v in claims.VERDICTS},
         "total": len(found),
     }
@@ -86,8 +93,10 @@ def threats(study: Study) -> dict:
         "measured_elsewhere": bool(study.config.get("bench", {}).get("measured")),
         "pending": claims.claims(study).with_verdict("pending"),
         "failed_runs": training.training(study)["failed"],
-        "missing": [{"file": Path(p).name, "why": why}
-                    for p, why in list(study.missing.items())[:MISSING_SHOWN]],  # fmt: skip
+        "missing": [
+            {"file": Path(p).name, "why": why}
+            for p, why in list(study.missing.items())[:MISSING_SHOWN]
+        ],
         "more_missing": max(0, len(study.missing) - MISSING_SHOWN),
     }
 
@@ -111,17 +120,23 @@ def reproducibility(study: Study) -> dict:
     env = front.run_environment(study)
     bench = study.benchmarks
     per_rule = (
-        bench.groupby("rule").agg(jobs=("s", "size"), total=("s", "sum"), longest=("s", "max"))
-        .reset_index().sort_values("total", ascending=False).to_dict("records")
-        if not bench.empty else []
-    )  # fmt: skip
+        bench.groupby("rule")
+        .agg(jobs=("s", "size"), total=("s", "sum"), longest=("s", "max"))
+        .reset_index()
+        .sort_values("total", ascending=False)
+        .to_dict("records")
+        if not bench.empty
+        else []
+    )
     packages = ("python", "torch", "triton", "sacrebleu", "sentencepiece", "snakemake")
     return {
         "commit": None if commit == "unknown" else commit,
         "dirty": dirty,
         "config_hash": config_hash(study.config) if study.config else None,
-        "inputs": [(name, digest[:DIGEST_CHARS])
-                   for name, digest in sorted(study.manifest.get("inputs", {}).items())],
+        "inputs": [
+            (name, digest[:DIGEST_CHARS])
+            for name, digest in sorted(study.manifest.get("inputs", {}).items())
+        ],
         "digest_chars": DIGEST_CHARS,
         "versions": [{"package": k, "version": str(env[k])} for k in packages if k in env],
         "environment": env,

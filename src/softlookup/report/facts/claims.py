@@ -19,9 +19,25 @@ from .tables import p_values
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "pending")
 # the sections of the paper a ledger row may name (`where`): Table 1 and the ledger refer to them
-SECTIONS = ("setup", "results", "length", "scores", "scaling", "heads", "masking", "training",
-            "cost", "attention", "probes", "probes-worked", "probes-statistical",
-            "probes-counting", "discussion", "claims", "threats")  # fmt: skip
+SECTIONS = (
+    "setup",
+    "results",
+    "length",
+    "scores",
+    "scaling",
+    "heads",
+    "masking",
+    "training",
+    "cost",
+    "attention",
+    "probes",
+    "probes-worked",
+    "probes-statistical",
+    "probes-counting",
+    "discussion",
+    "claims",
+    "threats",
+)
 HEADLINE_SECTIONS = ("length", "scores", "scaling", "heads", "masking")  # trained translators
 PENDING_PREFIX = re.compile(
     r"^(?:(?:nothing measured yet|not measured in this configuration|[^:;]*still pending|"

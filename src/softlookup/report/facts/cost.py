@@ -59,9 +59,15 @@ def generation_rows(study: Study) -> list[dict]:
     if table.empty or "speedup" not in table:
         return []
     longest = table.sort_values("new_tokens").groupby("device").tail(1)
-    return [{"device": row.get("device", "the CPU"), "new_tokens": int(row["new_tokens"]),
-             "speedup": row["speedup"], "identical": str(row.get("identical", "")).lower() == "true"}
-            for _, row in longest.iterrows()]  # fmt: skip
+    return [
+        {
+            "device": row.get("device", "the CPU"),
+            "new_tokens": int(row["new_tokens"]),
+            "speedup": row["speedup"],
+            "identical": str(row.get("identical", "")).lower() == "true",
+        }
+        for _, row in longest.iterrows()
+    ]
 
 
 def measured_elsewhere(study: Study) -> dict | None:
@@ -69,16 +75,26 @@ def measured_elsewhere(study: Study) -> dict | None:
     (device name, torch, Triton, commit) and the folders they are read from."""
     config = study.config.get("bench", {})
     folders, produced = config.get("measured") or [], set(config.get("devices", []))
-    rows = [table for name, table in study.bench.items()
-            if name.split("_", 1)[-1] not in produced and "commit" in table]  # fmt: skip
+    rows = [
+        table
+        for name, table in study.bench.items()
+        if name.split("_", 1)[-1] not in produced and "commit" in table
+    ]
     if not folders or not rows:
         return None
     rows = pd.concat(rows)
     sources = rows.drop_duplicates(["device_name", "commit", "torch", "triton"])
     return {
         "devices": sorted(set(rows["device"])),
-        "sources": [{"device_name": r.device_name, "torch": r.torch, "triton": r.triton,
-                     "commit": str(r.commit)[:7]} for r in sources.itertuples()],  # fmt: skip
+        "sources": [
+            {
+                "device_name": r.device_name,
+                "torch": r.torch,
+                "triton": r.triton,
+                "commit": str(r.commit)[:7],
+            }
+            for r in sources.itertuples()
+        ],
         "folders": [f"{folder}/" for folder in folders],
     }
 
@@ -88,19 +104,28 @@ def cost(study: Study) -> dict:
     kernels = tables.bench(study, "attention")
     status = kernels.get("status", pd.Series("ok", index=kernels.index)).fillna("ok")
     ok, pending = kernels[status == "ok"], kernels[status != "ok"]
-    errors = (ok.groupby("backend")["max_abs_err"].max().dropna()
-              if {"max_abs_err", "backend"} <= set(ok) else pd.Series(dtype=float))  # fmt: skip
+    errors = (
+        ok.groupby("backend")["max_abs_err"].max().dropna()
+        if {"max_abs_err", "backend"} <= set(ok)
+        else pd.Series(dtype=float)
+    )
     config = study.config.get("bench", {})
     return {
         "generation": generation_rows(study),
-        "slopes": ({mode: loglog_slope(rows["new_tokens"], rows["seconds"])
-                    for mode, rows in steps.groupby("mode")}
-                   if len(steps) and steps["new_tokens"].nunique() >= 2 else {}),  # fmt: skip
+        "slopes": (
+            {
+                mode: loglog_slope(rows["new_tokens"], rows["seconds"])
+                for mode, rows in steps.groupby("mode")
+            }
+            if len(steps) and steps["new_tokens"].nunique() >= 2
+            else {}
+        ),
         "prefixes": steps["new_tokens"].nunique() if len(steps) else 0,
         "kernels": len(kernels) > 0,
         "errors": errors.to_dict(),
         "seq_lens": (int(ok["seq_len"].min()), int(ok["seq_len"].max()))
-        if "seq_len" in ok and len(ok) else None,
+        if "seq_len" in ok and len(ok)
+        else None,
         "devices": sorted(set(ok["device"])) if "device" in ok else [],
         "pending": len(pending),
         "pending_reasons": "; ".join(sorted({str(r) for r in pending.get("reason", ["unstated"])}))[

@@ -69,9 +69,10 @@ def setup(study: Study) -> dict:
         "models": list(dict.fromkeys(runs["base_label"])) if len(runs) else [],
         "train": train,
         "early_stopping": bool(
-            train.get("patience") is not None and longest is not None
+            train.get("patience") is not None
+            and longest is not None
             and train["patience"] < longest
-        ),  # fmt: skip
+        ),
         "own_settings": own_training_settings(study),
         "environment": run_environment(study),
         "signatures": "signature" in study.scores and study.scores["signature"].notna().any(),

@@ -44,20 +44,27 @@ def members(study: Study, keys: list[str]) -> pd.DataFrame:
     runs = tables.runs(study)
     rows["is_base"] = rows["sweep_key"] == ""
     rows["x"] = [setting(row, keys[0]) for _, row in rows.iterrows()]
-    rows["series"] = [
-        Tex(", ".join([row["base_label"]] * several
-                      + [setting_label(k, setting(row, k)) for k in keys[1:]
-                         if setting(row, k) != DEFAULT]) or row["base_label"])
-        for _, row in rows.iterrows()
-    ]  # fmt: skip
+    rows["series"] = [series(row, keys, several) for _, row in rows.iterrows()]
     rows["max_weight"] = [
         tables.seed_mean(study, runs.loc[runs["variant"] == v, "run"], "max_weight_mean")
         for v in rows["variant"]
     ]
-    rows["setting"] = [Tex("base model") if b else s
-                       for b, s in zip(rows["is_base"], rows["sweep_label"], strict=True)]  # fmt: skip
-    return rows.sort_values(["base_model", "is_base", "x"], ascending=[True, False, True],
-                            key=x_order).reset_index(drop=True)  # fmt: skip
+    rows["setting"] = [
+        Tex("base model") if b else s
+        for b, s in zip(rows["is_base"], rows["sweep_label"], strict=True)
+    ]
+    return rows.sort_values(
+        ["base_model", "is_base", "x"], ascending=[True, False, True], key=x_order
+    ).reset_index(drop=True)
+
+
+def series(row, keys: list[str], several: bool) -> Tex:
+    """A member's line in the family's figure: the settings of the other keys it was trained
+    with, led by its base model where several share the family."""
+    parts = [row["base_label"]] * several + [
+        setting_label(k, setting(row, k)) for k in keys[1:] if setting(row, k) != DEFAULT
+    ]
+    return Tex(", ".join(parts) or row["base_label"])
 
 
 def x_order(column: pd.Series) -> pd.Series:
@@ -86,8 +93,11 @@ def describe(a: pd.Series, b: pd.Series, keys: list[str], grid: bool, several: b
     across = a["base_model"] != b["base_model"]
 
     def side(row) -> str:
-        changed = [setting_label(k, setting(row, k)) for k in differ
-                   if setting(row, k) != DEFAULT and (not across or k in row["sweep"])]  # fmt: skip
+        changed = [
+            setting_label(k, setting(row, k))
+            for k in differ
+            if setting(row, k) != DEFAULT and (not across or k in row["sweep"])
+        ]
         if across:
             return ", ".join([row["base_label"], *changed])
         return ", ".join(changed) or "base model"
@@ -95,8 +105,13 @@ def describe(a: pd.Series, b: pd.Series, keys: list[str], grid: bool, several: b
     change = f"{side(b)} $-$ {side(a)}"
     at = ", ".join(setting_label(k, setting(a, k)) for k in same)
     what = f"{a['base_label']}: " * (several and not across) + change + (f" at {at}" if at else "")
-    return {"a": Tex(side(a)), "b": Tex(side(b)), "change": Tex(change), "at": Tex(at),
-            "what": Tex(what)}
+    return {
+        "a": Tex(side(a)),
+        "b": Tex(side(b)),
+        "change": Tex(change),
+        "at": Tex(at),
+        "what": Tex(what),
+    }
 
 
 def contrasts(study: Study, rows: pd.DataFrame, keys: list[str]) -> list[dict]:

@@ -17,9 +17,26 @@ from ..study import Study
 
 # the model and training settings a run differs by (the scores table's own columns)
 SETTINGS = SETTING_COLUMNS[SETTING_COLUMNS.index("arch") : SETTING_COLUMNS.index("epochs")]
-RUN_COLUMNS = ["run", "variant", "label", "base_model", "base_label", "seed", "status", "sweep",
-               "sweep_key", "sweep_label", "parameters", "epochs", "steps", "tokens",
-               "train_seconds", "tokens_per_s", "final_train_loss", "best_val_loss"]  # fmt: skip
+RUN_COLUMNS = [
+    "run",
+    "variant",
+    "label",
+    "base_model",
+    "base_label",
+    "seed",
+    "status",
+    "sweep",
+    "sweep_key",
+    "sweep_label",
+    "parameters",
+    "epochs",
+    "steps",
+    "tokens",
+    "train_seconds",
+    "tokens_per_s",
+    "final_train_loss",
+    "best_val_loss",
+]
 FINAL = "final"  # the epoch label of a run's last training budget in a table with budget points
 NAN = float("nan")
 
@@ -70,15 +87,13 @@ def main_test_set(study: Study) -> str:
     return sorted(scores["test_set"].dropna().unique())[0] if "test_set" in scores else ""
 
 
-def scored_settings(scores: pd.DataFrame, run: str) -> dict:
-    """The run's resolved settings as the scores table records them."""
-    if scores.empty or "run" not in scores:
+def scored_settings(scored: pd.DataFrame, run: str) -> dict:
+    """The run's resolved settings as the scores table records them (`scored`: its first row of
+    each run, indexed by run)."""
+    if run not in scored.index:
         return {}
-    rows = scores[scores["run"] == run]
-    if rows.empty:
-        return {}
-    first = rows.iloc[0]
-    return {key: first[key] for key in SETTINGS if key in rows and not pd.isna(first[key])}
+    row = scored.loc[run]
+    return {key: row[key] for key in SETTINGS if key in scored and not pd.isna(row[key])}
 
 
 def base_models(study: Study) -> dict[str, dict]:
@@ -95,6 +110,8 @@ def base_models(study: Study) -> dict[str, dict]:
 def runs(study: Study) -> pd.DataFrame:
     """One row per run: variant, label, base model, seed, status, sweep, settings, budget."""
     labels = base_labels(base_models(study))
+    scores = final(study.scores)
+    scored = scores.drop_duplicates("run").set_index("run") if "run" in scores else scores
     rows = []
     for name, run in study.runs.items():
         meta, log = run.meta, run.log
@@ -122,7 +139,7 @@ def runs(study: Study) -> pd.DataFrame:
                 "tokens_per_s": meta.get("train_tokens_per_s"),
                 "final_train_loss": meta.get("final_train_loss"),
                 "best_val_loss": meta.get("best_val_loss"),
-                **scored_settings(final(study.scores), name),
+                **scored_settings(scored, name),
                 **{key: model[key] for key in SETTINGS if key in model},
             }
         )
@@ -136,8 +153,18 @@ def variants(study: Study, test_set: str | None = None) -> pd.DataFrame:
     table = runs(study)
     if table.empty:
         return table
-    first = {k: (k, "first") for k in ["label", "base_model", "base_label", "sweep", "sweep_key",
-                                       "sweep_label", *[s for s in SETTINGS if s in table]]}  # fmt: skip
+    first = {
+        k: (k, "first")
+        for k in [
+            "label",
+            "base_model",
+            "base_label",
+            "sweep",
+            "sweep_key",
+            "sweep_label",
+            *[s for s in SETTINGS if s in table],
+        ]
+    }
     mean = {k: (k, "mean") for k in ["parameters", "tokens_per_s", "final_train_loss"]}
     per_variant = table.groupby("variant", as_index=False, sort=True).agg(
         **first, **mean, status=("status", lambda s: ", ".join(sorted(set(s))))
@@ -146,10 +173,12 @@ def variants(study: Study, test_set: str | None = None) -> pd.DataFrame:
     bleu = pooled(metric_rows(study, test_set), ["variant"])
     chrf = pooled(metric_rows(study, test_set, metric="chrf"), ["variant"])
     per_variant = per_variant.merge(
-        bleu if not bleu.empty else pd.DataFrame(columns=["variant", "value", "ci_low",
-                                                         "ci_high", "seeds"]),
-        on="variant", how="left",
-    )  # fmt: skip
+        bleu
+        if not bleu.empty
+        else pd.DataFrame(columns=["variant", "value", "ci_low", "ci_high", "seeds"]),
+        on="variant",
+        how="left",
+    )
     chrf = chrf.set_index("variant")["value"] if not chrf.empty else pd.Series(dtype=float)
     per_variant["chrf"] = per_variant["variant"].map(chrf)
     return per_variant
@@ -189,8 +218,16 @@ def paired(study: Study, a: str, b: str, test_set: str | None = None) -> dict | 
     if row["system_b"] == b:
         return row
     low, high = -row["ci_high"], -row["ci_low"]
-    return {**row, "delta": -row["delta"], "ci_low": low, "ci_high": high,
-            "system_a": a, "system_b": b, "label_a": row["label_b"], "label_b": row["label_a"]}  # fmt: skip
+    return {
+        **row,
+        "delta": -row["delta"],
+        "ci_low": low,
+        "ci_high": high,
+        "system_a": a,
+        "system_b": b,
+        "label_a": row["label_b"],
+        "label_b": row["label_a"],
+    }
 
 
 def bench(study: Study, kind: str) -> pd.DataFrame:

@@ -24,11 +24,18 @@ def curves(study: Study) -> pd.DataFrame:
             continue
         for column, split in (("train_loss", "train"), ("val_loss", "valid")):
             if column in log:
-                rows.append(pd.DataFrame({
-                    "run": name, "variant": run.variant, "label": labels.get(name, name),
-                    "epoch": log["epoch"], "split": split,
-                    "loss": pd.to_numeric(log[column], errors="coerce"),
-                }))  # fmt: skip
+                rows.append(
+                    pd.DataFrame(
+                        {
+                            "run": name,
+                            "variant": run.variant,
+                            "label": labels.get(name, name),
+                            "epoch": log["epoch"],
+                            "split": split,
+                            "loss": pd.to_numeric(log[column], errors="coerce"),
+                        }
+                    )
+                )
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 
 
@@ -70,7 +77,9 @@ def training(study: Study) -> dict:
     diverged = []
     if not table.empty:
         valid = table[table["split"] == "valid"]
-        diverged = sorted(r for r, rows in valid.groupby("run") if not np.isfinite(rows["loss"]).all())
+        diverged = sorted(
+            r for r, rows in valid.groupby("run") if not np.isfinite(rows["loss"]).all()
+        )
     failed = runs[runs["status"] != "ok"] if "status" in runs else runs.iloc[:0]
     return {
         "logged": table["run"].nunique() if len(table) else 0,
@@ -86,5 +95,8 @@ def budget(study: Study) -> dict:
     """One row per run: parameters, epochs, optimiser steps, target tokens, wall time,
     throughput and status (the appendix's table)."""
     runs = tables.runs(study)
-    return {"rows": runs.sort_values(["base_model", "variant", "seed"]).to_dict("records")
-            if len(runs) else []}  # fmt: skip
+    return {
+        "rows": runs.sort_values(["base_model", "variant", "seed"]).to_dict("records")
+        if len(runs)
+        else []
+    }
