@@ -17,7 +17,7 @@ from ..study import Study
 from . import cli, style
 
 COLUMNS = ["layer", "head", "query_pos", "key_pos", "query_token", "key_token", "weight"]
-PER_ROW = 3  # panels side by side
+PER_ROW = 2  # panels side by side: each half the text width, its pieces readable
 
 
 def matrix(table: pd.DataFrame) -> pd.DataFrame:
@@ -44,16 +44,16 @@ def alignment_figure(study: Study):
         return fig
     columns = min(PER_ROW, len(drawn))
     rows = -(-len(drawn) // columns)
-    fig, axes = style.grid(rows, columns, height=3.0 * rows, layout="constrained")
+    fig, axes = style.grid(rows, columns, height=2.6 * rows, layout="constrained")
     maps = [matrix(table) for _, table in drawn]
     top = max(float(m.max().max()) for m in maps) or 1.0
     for i, (ax, (run, table), weights) in enumerate(zip(axes, drawn, maps, strict=False)):
         image = ax.imshow(weights.to_numpy(), cmap=style.CMAP, vmin=0, vmax=top, aspect="auto")
         ax.set_title(run["label"], fontsize="small")
         keys = labels(table, "key_pos", "key_token")
-        ax.set_xticks(range(len(keys)), keys, rotation=90, fontsize=6)
+        ax.set_xticks(range(len(keys)), keys, rotation=90, fontsize=7)
         queries = labels(table, "query_pos", "query_token") if i % columns == 0 else []
-        ax.set_yticks(range(weights.shape[0]), queries or [""] * weights.shape[0], fontsize=6)
+        ax.set_yticks(range(weights.shape[0]), queries or [""] * weights.shape[0], fontsize=7)
         ax.grid(False)
         ax.set_xlabel("source piece (key)", fontsize="small")
     for ax in axes[len(drawn) :]:
