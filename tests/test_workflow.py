@@ -78,9 +78,8 @@ def test_workflow_builds_the_paper_tables_and_figure(finished_run):
     assert claims.verdict.isin(["reproduced", "partly", "not reproduced", "pending"]).all()
     assert (claims[claims.id.str.match(r"[AC]")].verdict == "reproduced").all()
 
-    numbers = (finished_run / "results" / "paper" / "generated" / "macros.tex").read_text()
-    assert "\\newcommand{\\PairsTrain}{400}" in numbers
-    assert "\\newcommand{\\PairsValid}{1,014}" in numbers
+    setup = (finished_run / "results" / "paper" / "generated" / "setup.tex").read_text()
+    assert "400 pairs (train)" in setup and "1,014 pairs (valid)" in setup  # the manifest's
 
 
 @pytest.mark.workflow

@@ -1,10 +1,11 @@
 """Render the paper's section templates (paper/sections/*.tex, Jinja2) with the facts of a study.
 
 A template is LaTeX an author edits. Jinja's syntax is made LaTeX-safe: `\\VAR{fact}` prints a
-fact, `%% if ...` / `%% for ...` / `%% endif` lines (or `\\BLOCK{...}`) choose and repeat text,
-`%# ...` is a comment that never reaches the PDF. A printed string is escaped unless it is LaTeX
-already (a `Tex`, which every filter returns); a number must go through a filter (`number`,
-`bleu`, `delta`, `percent`, `p`, ...), so none is printed with a stray digit count.
+fact, `\\BLOCK{if ...}` ... `\\BLOCK{endif}` and `\\BLOCK{for ...}` choose and repeat text. A
+block tag alone on its line leaves no line behind; one that ends a line of text eats that line's
+newline, so such a line goes on with the next word. A printed string is escaped unless it is
+LaTeX already (a `Tex`, which every filter returns); a number must go through a filter
+(`number`, `bleu`, `delta`, `percent`, `p`, ...), so none is printed with a stray digit count.
 Templates whose name starts with `_` hold shared macros and are not rendered on their own.
 
 python -m softlookup.report.render --results results --config results/paper/config.json \
@@ -137,8 +138,6 @@ def environment(templates: Path) -> jinja2.Environment:
         variable_end_string="}",
         comment_start_string=r"\#{",
         comment_end_string="}",
-        line_statement_prefix="%%",
-        line_comment_prefix="%#",
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,

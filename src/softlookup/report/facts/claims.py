@@ -180,9 +180,8 @@ def headline(found: Claims) -> list[Claim]:
 
 
 def measured_cell(claim: Claim) -> Tex:
-    """The headline measurement with its interval, cut to a cell."""
-    if not claim.measured:
-        return Tex(r"\emph{pending}")
+    """The headline measurement with its interval, cut to a cell ('' when nothing was
+    measured)."""
     cell = escape(shorten(claim.measured))
     if claim.has_interval:
         cell += " " + escape(f"[{claim.ci_low:.3g}, {claim.ci_high:.3g}]")
