@@ -915,3 +915,25 @@ def test_early_stopping_is_named_where_the_longest_run_could_stop(tmp_path, pati
     assert "for 1 epoch," in setup_text or "for 1 epoch." in setup_text
     assert ("stopping early after 1 epoch without" in setup_text) is said
     assert "after 2 epochs" not in setup_text
+
+
+def test_only_the_final_budget_reaches_the_paper(tmp_path):
+    """Scores and comparisons at training-budget points (an `epoch` column): the paper reads
+    the rows of epoch "final" only."""
+    results = make_results(tmp_path, BASE)
+    scores = pd.read_csv(results / "tables" / "scores.csv")
+    early = scores.assign(epoch="1", value=scores["value"] - 5)
+    pd.concat([early, scores.assign(epoch="final")]).to_csv(
+        results / "tables" / "scores.csv", index=False
+    )
+    write_comparisons(
+        results,
+        [
+            comparison("gru_additive", "gru_dot", 10.0, 9.2, 10.8, epoch="1"),
+            comparison("gru_additive", "gru_dot", 1.0, 0.5, 1.5, epoch="final"),
+        ],
+    )
+    files = generate(results)
+    assert "GRU, dot & 21.0 [20.0, 22.0]" in files["results"]
+    assert "16.0 [15.0, 17.0]" not in files["results"]
+    assert "by +1.00 [+0.50, +1.50] BLEU" in files["scores"]
