@@ -24,7 +24,7 @@ PANELS = [  # probe, quantity, x, series, y label
 
 
 def probes_figure(study: Study):
-    fig, axes = style.grid(1, 4, height=2.3)
+    fig, axes = style.grid(2, 2, height=4.0)
     for ax, letter, (probe, quantity, x, series, ylabel) in zip(axes, "abcd", PANELS, strict=True):
         rows = probe_curves(study, probe, quantity, x)
         if rows.empty:
