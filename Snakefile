@@ -82,7 +82,6 @@ localrules:
     figure_alignment,
     figure_convergence,
     paper_config,
-    paper_claims,
     paper_sections,
     paper,
     compare_reference,
@@ -91,16 +90,7 @@ localrules:
 
 rule all:
     input:
-        "results/tables/scores.csv",
-        "results/tables/comparisons.csv",
-        FIGURES,
-        PROBE_FIGURES,
-        BENCH_CSVS,
-        CLAIMS_OUTPUTS,
-        ANALYSIS_OUTPUTS,
-        "paper/paper.pdf",
-        COMPARE_OUTPUTS,
-        EXTRA_DATA_OUTPUTS,  # data.extra corpora, prepared with their BPE (paper.yaml: Europarl)
+        get_final_output(),
 
 
 def last_line(log):

@@ -104,7 +104,7 @@ def test_cli_writes_a_tidy_csv_and_the_example_alignment(outputs, run):
     assert len(sums) and ((sums - 1).abs() < 1e-5).all()
     assert alignment.key_token.iloc[-1] == "</s>"  # the source's last piece is its EOS
     heads = {"gru_additive-s1": {(0, 0)}, "transformer-s1": {(0, 0), (0, 1), (1, 0), (1, 1)}}
-    assert set(zip(alignment["layer"], alignment["head"])) == heads[run]
+    assert set(zip(alignment["layer"], alignment["head"], strict=True)) == heads[run]
 
 
 def test_saturation_and_logit_gradients_are_measured(outputs):
@@ -165,7 +165,7 @@ def test_padding_changes_nothing(run):
     model = build_model(MODELS[run], 200).eval()
     src = [[5, 6, 7], [5, 6, 7, 8, 9, 10, 11, 12]]
     tgt = [[20, 21, 22, 23, 24, 25], [30, 31]]
-    alone = [make_batches([s], [t], 1000, shuffle=False)[0] for s, t in zip(src, tgt)]
+    alone = [make_batches([s], [t], 1000, shuffle=False)[0] for s, t in zip(src, tgt, strict=True)]
     together = make_batches(src, tgt, 1000, shuffle=False)
     assert len(together) == 1 and (together[0].src == 0).any() and (together[0].tgt_in == 0).any()
     apart = attention_maps.attention_table(run, model, alone)

@@ -42,7 +42,7 @@ def table(tables) -> pd.DataFrame:
 
 def test_one_row_per_setting_with_every_column(table):
     assert list(table.columns) == COLUMNS
-    assert sorted(zip(table.batch, table.new_tokens)) == [
+    assert sorted(zip(table.batch, table.new_tokens, strict=True)) == [
         (b, n) for b in (1, 3) for n in (3, 6, 12)
     ]
     assert (table.d_k == 8).all() and (table.device == "cpu").all()

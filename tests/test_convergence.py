@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from softlookup.report import convergence
+from softlookup.report.facts import convergence
 from softlookup.report.figures import convergence as figure
 
 EFFECTS = {"D3": [{"comparison": "d3_dk128"}], "D1": [{"comparison": "d1", "bucket": ">60",

@@ -366,7 +366,7 @@ def test_length_batches_respect_the_token_budget_and_cover_every_row():
 
 def test_batches_add_bos_eos_and_pad():
     batch = make_batches([[5, 6], [7]], [[8], [9, 10, 11]], 100, shuffle=False)[0]
-    rows = dict(zip(batch.index, range(2)))
+    rows = dict(zip(batch.index, range(2), strict=True))
     assert batch.src[rows[1]].tolist() == [7, 3, 0]
     assert batch.tgt_in[rows[1]].tolist() == [2, 9, 10, 11]
     assert batch.tgt_out[rows[0]].tolist() == [8, 3, 0, 0]

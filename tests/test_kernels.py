@@ -56,7 +56,7 @@ def forward_and_grads(q, k, v, grad_out, **kwargs):
 
 
 def max_error(tensors, references):
-    return max((t.float() - r).abs().max().item() for t, r in zip(tensors, references))
+    return max((t.float() - r).abs().max().item() for t, r in zip(tensors, references, strict=True))
 
 
 def assert_matches_reference(q, k, v, **kwargs):
@@ -68,7 +68,7 @@ def assert_matches_reference(q, k, v, **kwargs):
     got = forward_and_grads(q, k, v, grad_out, **kwargs)
     assert all(torch.isfinite(t).all() for t in got)
     if q.dtype in (torch.float32, torch.float64):
-        for name, g, e in zip(("out", "dq", "dk", "dv"), got, expected):
+        for name, g, e in zip(("out", "dq", "dk", "dv"), got, expected, strict=True):
             torch.testing.assert_close(g.float(), e, atol=1e-5, rtol=1e-4, msg=name)
     else:
         plain = forward_and_grads(q, k, v, grad_out, **reference)
@@ -343,7 +343,7 @@ def test_atomic_and_deterministic_backward_agree():
         leaves = [t.detach().requires_grad_() for t in (q, k, v)]
         out = flash_attention(*leaves, causal=True, deterministic=deterministic)
         grads.append(torch.autograd.grad(out, leaves, grad_out))
-    for a, b in zip(*grads):
+    for a, b in zip(*grads, strict=True):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
 
 

@@ -93,7 +93,7 @@ def test_default_tiles_compile_for_sm90_without_spills():
         return dict(zip(
             ("kernel", "atomic_dq", "input_class", "dtype", "head_dim", "block_m", "block_n",
              "warps", "stages"),
-            (kernel, atomic, "", dtype, head_dim, *tile),
+            (kernel, atomic, "", dtype, head_dim, *tile), strict=True,
         ))  # fmt: skip
 
     jobs = [

@@ -17,7 +17,7 @@ from softlookup.claims.multiplicity import holm
 from softlookup.claims.spec import ClaimsFileError, load_claims
 from softlookup.evaluate.compare import COLUMNS as COMPARISON_COLUMNS
 from softlookup.evaluate.compare import Z95, two_sided_p
-from softlookup.probes import worked_examples
+from softlookup.probes import PROBES, worked_examples
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).parents[1]
@@ -284,15 +284,17 @@ def test_every_producer_is_a_rule_of_the_workflow():
     _, producers = load_claims(REPO / "config" / "claims.yaml")
     named = {rule for value in producers.values()
              for rule in (value.values() if isinstance(value, dict) else [value])}  # fmt: skip
+    assert {"probe", "compare", "collect_scores", "bench_attention"} <= named  # the file's own
     assert named <= workflow_rules(), named - workflow_rules()
 
 
 def test_every_probe_the_claims_read_is_a_probe_the_workflow_runs():
+    """probes.smk runs softlookup.probes.PROBES; every probe a claim reads is one of them."""
     claims, _ = load_claims(REPO / "config" / "claims.yaml")
-    text = (REPO / "workflow" / "rules" / "probes.smk").read_text()
-    probes = set(re.findall(r'"(\w+)"', text.split("PROBES = [", 1)[1].split("]", 1)[0]))
     read = {check.name for claim in claims for check in claim.checks if check.kind == "probe"}
-    assert read <= probes, read - probes
+    assert "from softlookup.probes import PROBES" in (REPO / "workflow/rules/probes.smk").read_text()
+    assert {"worked_examples", "spread", "saturation", "counting"} <= read
+    assert read <= set(PROBES), read - set(PROBES)
 
 
 def test_the_ledger_rule_declares_every_evidence_file():
@@ -373,7 +375,7 @@ def study_comparisons(heads8=(0.8, 0.3, 1.3), gap_grows=True, attention_keeps=0.
           for name, values in (heads or HEADS).items()),
     ]
     deltas = [0.2, 0.6, 1.4, 2.5, 3.1] if gap_grows else [1.6, 1.4, 1.5, 1.2, 1.0]
-    for d_k, delta in zip([8, 16, 32, 64, 128], deltas):
+    for d_k, delta in zip([8, 16, 32, 64, 128], deltas, strict=True):
         rows.append(comparison(f"d3_scaled_vs_unscaled_dk{d_k}", delta, delta - 0.5, delta + 0.5))
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS).assign(epoch="final")
 

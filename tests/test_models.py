@@ -57,7 +57,7 @@ def batch(seed: int = 1, lengths=(7, 4, 6), tgt_lengths=(6, 3, 5)):
     generator = torch.Generator().manual_seed(seed)
     src = torch.full((len(lengths), max(lengths)), PAD)
     tgt = torch.full((len(tgt_lengths), max(tgt_lengths)), PAD)
-    for i, (n, m) in enumerate(zip(lengths, tgt_lengths)):
+    for i, (n, m) in enumerate(zip(lengths, tgt_lengths, strict=True)):
         src[i, :n] = torch.randint(EOS + 1, VOCAB, (n,), generator=generator)
         tgt[i, :m] = torch.randint(EOS + 1, VOCAB, (m,), generator=generator)
         tgt[i, 0] = BOS
@@ -182,7 +182,7 @@ def test_padding_does_not_change_logits(cfg):
     model = tiny_model(cfg)
     src, tgt, lengths, tgt_lengths = batch()
     batched = model(src, tgt)
-    for i, (n, m) in enumerate(zip(lengths, tgt_lengths)):
+    for i, (n, m) in enumerate(zip(lengths, tgt_lengths, strict=True)):
         alone = model(src[i : i + 1, :n], tgt[i : i + 1, :m])
         torch.testing.assert_close(batched[i : i + 1, :m], alone, atol=1e-5, rtol=1e-4)
 

@@ -36,13 +36,14 @@ def page_ink(pdf: Path, workdir: Path) -> list[float]:
     return shares
 
 
-def claim_number(claims: pd.DataFrame) -> str | None:
-    """A decimal number of some claim's measured headline (what the ledger table prints)."""
+def claim_number(claims: pd.DataFrame) -> str:
+    """A decimal number of some claim's measured headline (what the ledger table prints); a
+    ledger without one is itself a failure (every build measures the worked examples)."""
     for measured in claims.get("measured", pd.Series(dtype=str)).dropna().astype(str):
         for found in NUMBER.findall(measured):
             if "." in found:
                 return found
-    return None
+    raise AssertionError("no claim of the ledger has a decimal number in its headline")
 
 
 def assert_paper_is_complete(workdir: Path) -> None:
@@ -55,8 +56,7 @@ def assert_paper_is_complete(workdir: Path) -> None:
     claims = pd.read_csv(workdir / "results" / "claims" / "claims.csv")
     assert f"of the {len(claims)} claims are reproduced" in flat
     number = claim_number(claims)
-    if number is not None:
-        assert number in flat, f"the ledger's {number} is not in the paper"
+    assert number in flat, f"the ledger's {number} is not in the paper"
     scratch = workdir / "pages"
     scratch.mkdir(exist_ok=True)
     ink = page_ink(pdf, scratch)
@@ -80,11 +80,12 @@ def test_a_blank_page_and_a_placeholder_are_caught(tmp_path):
         r"\section*{Claims ledger} In this build 1 of the 1 claims are reproduced: 0.422."
         r" \section*{Reproducibility} \section*{Every check}"
     )
-    for extra, problem in (("", None), (r"\newpage\mbox{}", "blank"), ("not measured", "not")):
+    cases = [("", None), (r"\newpage\mbox{}", "blank"), ("not measured", "not")]
+    cases.append((None, "0.422 is not in the paper"))  # the ledger's headline left out
+    for extra, problem in cases:
         tex = tmp_path / "paper" / "paper.tex"
-        tex.write_text(
-            r"\documentclass{article}\begin{document}" + body + extra + r"\end{document}"
-        )
+        text = body.replace(": 0.422", "") if extra is None else body + extra
+        tex.write_text(r"\documentclass{article}\begin{document}" + text + r"\end{document}")
         subprocess.run(
             ["pdflatex", "-interaction=nonstopmode", "paper.tex"],
             cwd=tmp_path / "paper",
@@ -97,3 +98,8 @@ def test_a_blank_page_and_a_placeholder_are_caught(tmp_path):
             with pytest.raises(AssertionError, match=problem):
                 assert_paper_is_complete(tmp_path)
         shutil.rmtree(tmp_path / "pages", ignore_errors=True)
+    pd.DataFrame({"id": ["A1"], "measured": ["3/3 checks pass"]}).to_csv(
+        tmp_path / "results" / "claims" / "claims.csv", index=False
+    )
+    with pytest.raises(AssertionError, match="no claim of the ledger has a decimal"):
+        assert_paper_is_complete(tmp_path)

@@ -1,5 +1,6 @@
-"""The report generator on small synthetic result tables: sentences chosen by the measurement,
-pending sentences for missing evidence, LaTeX that compiles for any set of runs and seeds."""
+"""The report on small synthetic result tables: facts from the tables, sentences chosen by the
+templates from the facts, pending sentences for missing evidence, figures that draw what they
+are given, LaTeX that compiles for any set of runs and seeds."""
 
 from __future__ import annotations
 
@@ -12,12 +13,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from softlookup.report import build, latex, macros_claims, sections
-from softlookup.report.figures import alignment, cost, scores, style, training
+from softlookup.report import build, families, labels, latex, render
+from softlookup.report.facts import claims as claim_facts
+from softlookup.report.facts import sweeps
+from softlookup.report.figures import alignment, cost, probes, scores, style, training
 from softlookup.report.study import load
 
 ROOT = Path(__file__).resolve().parents[1]
 BUCKETS = ["1-10", "11-15", "16-20", "21-30", "31-45", "46-60", ">60"]
+WHERE = {"D1": "sec:length", "D2": "sec:scores", "D4": "sec:masking", "D5": "sec:heads"}
 
 
 def variant_settings(variant: str) -> tuple[str, dict, dict]:
@@ -161,7 +165,7 @@ def make_results(
             "ci_high": 0.8,
             "verdict": verdicts.get(cid, "reproduced"),
             "reason": "1 of 1 checks pass",
-            "where": "sec:results",
+            "where": WHERE.get(cid, "sec:probes"),
             "rule": "probe",
             "outputs": "results/probes/x.csv",
             "config_hash": "abc",
@@ -197,19 +201,32 @@ def make_results(
     return results
 
 
+TRAIN = {
+    "epochs": 2,
+    "patience": 5,
+    "lr": 0.002,
+    "warmup_steps": 5,
+    "max_tokens": 900,
+    "label_smoothing": 0.1,
+}
 CONFIG = {
     "data": {"corpus": "multi30k", "bpe_vocab_size": 500},
+    "train": TRAIN,
     "evaluate": {"test_sets": ["test", "test.concat3"]},
     "bench": {"devices": ["cpu"]},
 }
 
 
-def generate(results: Path, figures: list[Path] = (), config: dict = CONFIG) -> dict[str, str]:
+def generate(results: Path, figures: list[str] = (), config: dict = CONFIG) -> dict[str, str]:
+    """Every part of the paper rendered from `results`, as LaTeX reads it: whitespace flattened
+    (a sentence may wrap anywhere in a template), a line ending in % joined to the next."""
     config_file = results / "config.json"
     config_file.write_text(json.dumps(config))
-    return sections.write(
-        load(results, config_file), list(figures), results / "generated", ["config/test.yaml"]
-    )
+    study = load(results, config_file)
+    parts = render.write(study, list(figures), results / "generated", ["config/test.yaml"])
+    return {
+        name: " ".join(re.sub(r"(?<!\\)%\n\s*", "", text).split()) for name, text in parts.items()
+    }
 
 
 def text_of(files: dict[str, str]) -> str:
@@ -224,6 +241,34 @@ def assert_no_placeholders(text: str) -> None:
 BASE = {"gru_none": 10.0, "gru_additive": 20.0, "gru_dot": 21.0, "transformer": 25.0}
 
 
+def comparison(a: str, b: str, delta: float, low: float, high: float, **extra) -> dict:
+    return {
+        "comparison": f"{b}_vs_{a}",
+        "system_a": a,
+        "system_b": b,
+        "test_set": "test",
+        "bucket": "all",
+        "metric": "bleu",
+        "mean_a": 20.0,
+        "mean_b": 20.0 + delta,
+        "delta": delta,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": 0.001,
+        "seeds": 1,
+        "n_sentences": 100,
+        "method": "paired bootstrap",
+        **extra,
+    }
+
+
+def write_comparisons(results: Path, rows: list[dict]) -> None:
+    pd.DataFrame(rows).to_csv(results / "tables" / "comparisons.csv", index=False)
+
+
+# ---- sentences chosen by the templates from the facts -------------------------------------------
+
+
 def test_length_sentence_follows_the_measurement(tmp_path):
     shown = generate(
         make_results(tmp_path / "a", BASE, drop={"gru_none": 8, "gru_additive": 1, "gru_dot": 1})
@@ -232,8 +277,9 @@ def test_length_sentence_follows_the_measurement(tmp_path):
         make_results(tmp_path / "b", BASE, drop={"gru_none": 1, "gru_additive": 4, "gru_dot": 4})
     )
     # the shares follow the measurement; the direction is the ledger's verdict sentence
-    assert "the fixed-vector model keeps 20\\% of its short-sentence BLEU" in shown["results.tex"]
-    assert "the fixed-vector model keeps 90\\% of its short-sentence BLEU" in hidden["results.tex"]
+    assert "the fixed-vector model keeps 20\\% of its BLEU" in shown["length"]
+    assert "the models with attention keep between 92\\% and 95\\%" in shown["length"]
+    assert "the fixed-vector model keeps 90\\% of its BLEU" in hidden["length"]
     for files in (shown, hidden):
         assert_no_placeholders(text_of(files))
 
@@ -250,36 +296,52 @@ def test_masking_sentence_follows_the_measurement(tmp_path):
             train_loss={"transformer.causal_mask-false": 3.5},
         )
     )
-    assert "the pattern of a decoder that copies" in copying["results.tex"]
-    assert "does not show the copying pattern" in no_copying["results.tex"]
+    assert "With no causal mask, BLEU is 2.0 [1.0, 3.0]" in copying["masking"]
+    assert (
+        "lower in training while generation is worse, the pattern of a decoder that copies"
+        in (copying["masking"])
+    )
+    assert (
+        "not lower in training, so this build does not show the copying pattern"
+        in (no_copying["masking"])
+    )
 
 
-def test_score_function_sentence_follows_the_intervals(tmp_path):
+def test_score_function_sentence_follows_the_intervals_or_the_paired_test(tmp_path):
     apart = generate(make_results(tmp_path / "a", BASE))  # dot 21 +-1 vs additive 20 +-1
     ahead = generate(make_results(tmp_path / "b", {**BASE, "gru_dot": 30.0}))
-    assert "not different within the 95\\% intervals from the additive" in apart["results.tex"]
-    assert "higher than the additive" in ahead["results.tex"]
+    assert "not different within the 95\\% intervals from the additive score's" in apart["scores"]
+    assert "reaches 30.0 [29.0, 31.0] BLEU, higher than the additive score's" in ahead["scores"]
+    assert "it trains at 2,000 target tokens per second against 1,500" in ahead["scores"]
+    results = tmp_path / "b" / "results"
+    write_comparisons(results, [comparison("gru_additive", "gru_dot", 10.0, 9.2, 10.8)])
+    paired = generate(results)["scores"]
+    assert "the dot-product score differs from the additive one by +10.00 [+9.20, +10.80]" in paired
 
 
 def test_a_sweep_on_two_models_compares_each_with_its_own_base(tmp_path):
     capped = {**BASE, "gru_none.max_source_words-20": 9.5, "gru_additive.max_source_words-20": 19.0}
     results = make_results(tmp_path, capped)
-    text = generate(results)["results.tex"]
-    # unpaired intervals (+-1) overlap: each cap is "not different" from its own base model
-    none = text[text.index("none with max\\_source\\_words = 20") :]
-    assert none.startswith("none with max\\_source\\_words = 20 BLEU is 9.5 [8.5, 10.5], not")
-    assert "the base model's 10.0 [9.0, 11.0]" in none  # gru_none's, not gru_additive's 20.0
-    drawn = scores.sweep_data(load(results, results / "config.json"), "max_source_words")
-    assert set(drawn["series"]) == {"gru_none", "gru_additive"}  # one line per model
-    # a paired comparison of the same pair on the paper's test set decides instead
-    row = {"comparison": "cap", "system_a": "gru_additive.max_source_words-20",
-           "system_b": "gru_additive", "test_set": "test", "bucket": "all", "metric": "bleu",
-           "mean_a": 19.0, "mean_b": 20.0, "delta": 1.0, "ci_low": 0.6, "ci_high": 1.4,
-           "p_value": 0.001, "seeds": 1, "n_sentences": 100, "method": "paired bootstrap"}  # fmt: skip
-    (results / "tables").mkdir(exist_ok=True)
-    pd.DataFrame([row]).to_csv(results / "tables" / "comparisons.csv", index=False)
-    text = generate(results)["results.tex"]
-    assert "lower than (paired difference -1.00 [-1.40, -0.60])" in text
+    text = generate(results)["sweeps"]
+    rows = r"GRU, no attention & base model & 10.0 [9.0, 11.0] & 1,000 & 3.00 \tabularnewline"
+    assert rows.replace(" \\tab", "\\tab") in text
+    assert r"GRU, no attention & trained on $\leq 20$ words & 9.5 [8.5, 10.5]" in text
+    assert r"GRU, additive & trained on $\leq 20$ words & 19.0 [18.0, 20.0]" in text
+    members = sweeps.members(load(results), ["max_source_words"])
+    assert set(members["series"]) == {"GRU, no attention", "GRU, additive"}  # a line per model
+    # the configured paired comparisons of the family, each described by what it changes
+    write_comparisons(
+        results,
+        [
+            comparison("gru_additive.max_source_words-20", "gru_additive", 1.0, 0.6, 1.4),
+            comparison("gru_none", "gru_additive", 10.0, 9.0, 11.0),
+        ],
+    )
+    text = generate(results)["sweeps"]
+    assert (
+        r"GRU, additive: base model $-$ trained on $\leq 20$ words & +1.00 [+0.60, +1.40]" in text
+    )
+    assert r"GRU, additive $-$ GRU, no attention & +10.00 [+9.00, +11.00]" in text
 
 
 def test_padding_weight_names_only_the_runs_where_it_is_not_zero(tmp_path):
@@ -289,10 +351,44 @@ def test_padding_weight_names_only_the_runs_where_it_is_not_zero(tmp_path):
         pd.DataFrame([{"map": "cross", "quantity": "padding_mass_mean", "value": mass}]).to_csv(
             results / "analysis" / f"attention_{run}.csv", index=False
         )
-    text = generate(results)["results.tex"]
+    text = generate(results)["masking"]
     assert "In 2 of the 3 analysed runs padding keys receive exactly zero weight" in text
-    assert "mean weight per row of transformer-\\allowbreak{}s1 0.060 in the others" in text
-    assert "dot-\\allowbreak{}s1 0" not in text  # the masked runs are counted, not listed
+    assert (
+        "mean weight per row of 0.060 (Transformer, \\texttt{transformer-\\allowbreak{}s1})" in text
+    )
+    assert "GRU, dot" not in text  # the masked runs are counted, not listed
+
+
+@pytest.mark.parametrize(
+    "verdict, sentence",
+    [
+        (
+            "reproduced",
+            "The ledger judges claim D5 (claim D5 in a few words) \\emph{reproduced}: 1"
+            " of 1 checks pass.",
+        ),
+        (
+            "partly",
+            "Claim D5 (claim D5 in a few words) is only \\emph{partly} reproduced: 1 of 1"
+            " checks pass; value fails.",
+        ),
+        (
+            "not reproduced",
+            "Claim D5 (claim D5 in a few words) is \\emph{not reproduced}: none of"
+            " its 1 checks passes (value fails).",
+        ),
+        ("pending", "Claim D5 (claim D5 in a few words) is pending in this build."),
+    ],
+)
+def test_the_verdict_chooses_the_sentence(tmp_path, verdict, sentence):
+    results = make_results(tmp_path, BASE, verdicts={"D5": verdict})
+    checks = pd.read_csv(results / "claims" / "checks.csv")
+    checks.loc[checks["id"] == "D5", "status"] = "fail" if verdict != "reproduced" else "pass"
+    checks.to_csv(results / "claims" / "checks.csv", index=False)
+    claims = pd.read_csv(results / "claims" / "claims.csv")
+    claims.loc[claims["id"] == "D5", "reason"] = "" if verdict == "pending" else "1 of 1 checks"
+    claims.to_csv(results / "claims" / "claims.csv", index=False)
+    assert sentence in generate(results)["heads"]
 
 
 def test_missing_evidence_reads_as_pending(tmp_path):
@@ -302,7 +398,8 @@ def test_missing_evidence_reads_as_pending(tmp_path):
     text = text_of(files)
     assert "pending" in text and "Claim D1 has no row in the claims ledger" in text
     assert_no_placeholders(text)
-    assert "no Snakemake benchmark files" in files["reproducibility.tex"]
+    assert "no Snakemake benchmark files" in files["reproducibility"]
+    assert "The discussion of the verdicts is pending" in files["discussion"]
 
 
 def test_a_diverged_run_is_said_in_words(tmp_path):
@@ -311,9 +408,14 @@ def test_a_diverged_run_is_said_in_words(tmp_path):
     meta.write_text(json.dumps({**json.loads(meta.read_text()), "status": "diverged"}))
     (results / "runs" / "gru_none-s1" / "meta.json").unlink()  # a run that never finished
     files = generate(results)
-    assert r"gru\_\allowbreak{}dot-\allowbreak{}s1 (diverged)" in files["results.tex"]
-    assert r"gru\_\allowbreak{}none-\allowbreak{}s1 (missing)" in files["results.tex"]
-    assert "\\emph{diverged}" in files["results.tex"]
+    said = r"GRU, dot (\texttt{gru\_\allowbreak{}dot-\allowbreak{}s1}, diverged)"
+    assert said in files["training"]
+    assert (
+        r"GRU, no attention (\texttt{gru\_\allowbreak{}none-\allowbreak{}s1}, missing)"
+        in (files["training"])
+    )
+    assert r"GRU, dot & \emph{diverged}" in files["results"]
+    assert said in files["threats"]
 
 
 def test_a_pending_claim_says_what_is_missing(tmp_path):
@@ -325,26 +427,52 @@ def test_a_pending_claim_says_what_is_missing(tmp_path):
     )
     claims.to_csv(results / "claims" / "claims.csv", index=False)
     files = generate(results)
-    text = files["results.tex"]
-    assert "Claim D1 (claim D1 in a few words) is pending in this build: no comparison d1" in text
-    assert_no_placeholders(text)
-    assert "1 claim (D1) has no verdict in this build; the ledger says why." in text_of(files)
-
-
-def test_claims_table_macros_and_checks(tmp_path):
-    results = make_results(tmp_path, BASE, verdicts={"D4": "not reproduced"})
-    out = macros_claims.write(
-        results / "claims" / "claims.csv", results / "claims" / "checks.csv", tmp_path / "gen"
+    assert (
+        "Claim D1 (claim D1 in a few words) is pending in this build: no comparison d1"
+        in (files["length"])
     )
-    table = out["claims_table.tex"].read_text()
-    assert "0.75 [0.7, 0.8]" in table and r"\ref{sec:results}" in table
-    assert r"\textbf{not reproduced}" in table
-    macros = out["claims_macros.tex"].read_text()
-    assert r"\newcommand{\ClaimVerdictDFour}{not reproduced}" in macros
-    assert r"\newcommand{\ClaimsNotReproduced}{1}" in macros
-    assert "tab:checks" in out["checks_table.tex"].read_text()
-    missing = macros_claims.write(tmp_path / "none.csv", None, tmp_path / "gen2")
-    assert "was not written" in missing["claims_table.tex"].read_text()
+    assert_no_placeholders(files["length"])
+    assert "1 claim (D1) has no verdict in this build; the ledger says why." in files["threats"]
+    assert "D1 (claim D1 in a few words) is pending: no comparison d1" in files["discussion"]
+
+
+def test_the_headline_table_and_the_discussion_read_the_verdicts(tmp_path):
+    results = make_results(tmp_path, BASE, verdicts={"D2": "partly"})
+    checks = pd.read_csv(results / "claims" / "checks.csv", dtype=str)
+    checks.loc[checks["id"] == "D2", ["status", "detail", "measured"]] = [
+        "fail",
+        "expected the interval inside +-1",
+        "d2 bleu: delta -4.34 [-5.14, -3.60], p = 0.003",
+    ]
+    checks.to_csv(results / "claims" / "checks.csv", index=False)
+    files = generate(results)
+    table = files["results"][: files["results"].index(r"\label{tab:headline}")]
+    # one row per claim on trained translators: measured, interval, p, verdict, section
+    row = r"D2 & claim D2 in a few words & 0.75 & [0.70, 0.80] & 0.003 & \textit{partly} & "
+    assert row + r"\ref{sec:scores}" in table
+    assert "D4 &" in table and "D5 &" in table and "A1 &" not in table and "C1 &" not in table
+    discussion = files["discussion"]
+    assert "6 of the 7 claims reproduced (A1, B1, C1, D1, D4 and D5)" in discussion
+    assert (
+        "D2 (claim D2 in a few words) held only in part: value failed (expected the interval"
+        in (discussion)
+    )
+
+
+def test_claims_ledger_macros_and_checks(tmp_path):
+    files = generate(make_results(tmp_path, BASE, verdicts={"D4": "not reproduced"}))
+    assert r"0.75 [0.7, 0.8] & \raggedright \textbf{not reproduced}" in files["claims"]
+    assert r"\ref{sec:masking}" in files["claims"]
+    assert (
+        "In this build 6 of the 7 claims are reproduced, 0 partly, 1 not reproduced"
+        in (files["claims"])
+    )
+    assert r"\newcommand{\ClaimVerdictDFour}{not reproduced}" in files["macros"]
+    assert r"\newcommand{\ClaimsNotReproduced}{1}" in files["macros"]
+    assert "tab:checks" in files["checks"] and r"x.\allowbreak{}csv" in files["checks"]
+    (tmp_path / "none" / "results").mkdir(parents=True)
+    missing = generate(tmp_path / "none" / "results")  # no ledger at all
+    assert "was not written in this build" in missing["claims"]
 
 
 def test_latex_helpers():
@@ -353,17 +481,49 @@ def test_latex_helpers():
     assert latex.escape("a_b & 50%") == r"a\_b \& 50\%"
     assert latex.escape("1.5e-07") == r"\ensuremath{1.5\times10^{-7}}"
     assert latex.interval(21.04, 20, 22.5) == "21.0 [20.0, 22.5]"
+    assert latex.interval(1.5, 0.6, 2.4, 2, sign=True) == "+1.50 [+0.60, +2.40]"
+    assert latex.number(float("nan")) == "--"
     assert "not measured" not in latex.escape("x: not measured in this configuration")
     assert latex.small(0) == "0" and latex.small(1.2e-6) == r"\ensuremath{1.2\times10^{-6}}"
-    with pytest.raises(ValueError):
-        latex.newcommand("Bad1", "x")
+
+
+def test_variants_are_labelled_for_a_reader():
+    models = {
+        "gru_none": {"arch": "gru", "attention": "none"},
+        "gru_scaled_dot": {"arch": "gru", "attention": "scaled_dot"},
+        "transformer": {"arch": "transformer", "enc_layers": 2, "dec_layers": 2},
+        "sweep_transformer": {"arch": "transformer", "enc_layers": 1, "dec_layers": 1},
+    }
+    base = labels.base_labels(models)
+    assert base["gru_none"] == "GRU, no attention" and base["gru_scaled_dot"] == "GRU, scaled dot"
+    assert labels.variant_label(base["sweep_transformer"], {"d_k": 128, "scale": False}) == (
+        "Transformer, 1+1 layers, $d_k = 128$, unscaled"
+    )
+    assert (
+        labels.variant_label(base["transformer"], {"heads": 1}) == "Transformer, 2+2 layers, 1 head"
+    )
+    same_size = {**models, "sweep_transformer": models["transformer"]}
+    assert labels.base_labels(same_size)["sweep_transformer"] == "Transformer, sweep model"
+    assert labels.base_labels(same_size)["transformer"] == "Transformer"
+    assert labels.setting_label("causal_mask", False) == "no causal mask"
+    assert labels.setting_label("some_key", "a_b") == "some key = a b"
+
+
+# ---- the templates --------------------------------------------------------------------------
+
+
+TEMPLATES = ROOT / "paper" / "sections"
+CODE = re.compile(r"\\(?:VAR|BLOCK)\{[^}]*\}")
 
 
 def hand_typed_numbers(tex: str) -> list[str]:
-    """Digits in the prose of a hand-written .tex: after comments, options, dimensions,
-    references and arguments of \\input/\\label/\\cite are removed."""
+    """Numbers typed into the prose of a .tex or a template: what is left of its lines once
+    comments, template code (\\VAR{...}, \\BLOCK{...}), options, dimensions, references and the
+    arguments of \\input/\\label/\\ref/\\cite are removed. A digit inside a name (SHA-256, fp32,
+    claim D1) is not a number."""
     body = tex.split(r"\begin{document}")[-1]
     body = re.sub(r"(?<!\\)%.*", "", body)
+    body = CODE.sub("", body)
     body = re.sub(
         r"\\(input|label|ref|cite[pt]?|includegraphics|bibliography\w*|"
         r"begin|end|section|appendix)\*?(\[[^\]]*\])?\{[^}]*\}",
@@ -371,35 +531,201 @@ def hand_typed_numbers(tex: str) -> list[str]:
         body,
     )
     body = re.sub(r"\[[^\]]*\]", "", body)
-    return re.findall(r"[^\n]*\d[^\n]*", body)
+    body = re.sub(r"\d*\.?\d+\\(linewidth|textwidth)|\d+(pt|em|ex|cm)\b", "", body)
+    return re.findall(r"[^\n]*(?<![\w.\-])\d[^\n]*", body)
 
 
 def test_no_number_is_typed_by_hand_in_the_paper():
-    sources = [ROOT / "paper" / "paper.tex", *sorted((ROOT / "paper" / "sections").glob("*.tex"))]
+    sources = [ROOT / "paper" / "paper.tex", *sorted(TEMPLATES.glob("*.tex"))]
+    assert len(sources) > 15
     for path in sources:
         assert hand_typed_numbers(path.read_text()) == [], path
+    # the guard sees a typed number in prose, and not one in template code or a name
+    assert hand_typed_numbers(r"BLEU rose by 2.5 points") == ["BLEU rose by 2.5 points"]
+    assert hand_typed_numbers(r"\VAR{x|number(2)} with SHA-256 (claim D1)") == []
 
 
-def test_every_figure_draws_on_synthetic_and_on_empty_results(tmp_path):
+def test_no_template_line_ends_in_a_block_tag_after_text():
+    """A block tag eats the newline after it: 'faster\\BLOCK{endif}' at the end of a line would
+    run into the next line's first word."""
+    for path in TEMPLATES.glob("*.tex"):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            ends = re.search(r"\\BLOCK\{[^}]*\}$", line)
+            assert not (ends and line[: ends.start()].strip()), f"{path.name}:{number}: {line}"
+
+
+def test_an_author_changes_a_sentence_by_editing_its_template(tmp_path):
+    templates = tmp_path / "sections"
+    shutil.copytree(TEMPLATES, templates)
+    length = templates / "length.tex"
+    length.write_text(
+        length.read_text().replace(
+            "the fixed-vector model keeps", "a model without attention holds on to"
+        )
+    )
+    results = make_results(tmp_path, BASE, drop={"gru_none": 8})
+    (results / "config.json").write_text(json.dumps(CONFIG))
+    study = load(results, results / "config.json")
+    text = render.write(study, [], tmp_path / "out", [], templates)["length"]
+    assert "a model without attention holds on to 20\\% of its BLEU" in " ".join(text.split())
+
+
+def test_a_printed_fraction_or_missing_value_is_an_error():
+    env = render.environment(TEMPLATES)
+    assert env.from_string(r"\VAR{n} \VAR{x|number(2)} \VAR{s}").render(n=1000, x=0.5, s="a_b") == (
+        r"1,000 0.50 a\_b"
+    )
+    with pytest.raises(TypeError, match="format it with a filter"):
+        env.from_string(r"\VAR{x}").render(x=0.5)
+    with pytest.raises(TypeError, match="do not print it"):
+        env.from_string(r"\VAR{x}").render(x=None)
+
+
+# ---- figures ---------------------------------------------------------------------------------
+
+
+def drawn(fig) -> int:
+    """How many data series (lines with points, error bars, images) the figure's axes hold."""
+    return sum(
+        len([line for line in ax.get_lines() if len(line.get_xdata())])
+        + len(ax.get_images())
+        + len(ax.collections)
+        for ax in fig.axes
+    )
+
+
+def noted(fig) -> list[str]:
+    """The 'no data' notes written inside the figure's panels."""
+    return [t.get_text() for ax in fig.axes for t in ax.texts if t.get_text().startswith("no ")]
+
+
+def write_alignment(results: Path, run: str, heads: int = 1) -> None:
+    rows = [
+        {
+            "layer": 0,
+            "head": head,
+            "query_pos": q,
+            "key_pos": k,
+            "query_token": f"▁q{q}",
+            "key_token": f"k{k}",
+            "weight": 0.25 + 0.5 * (q == k),
+        }
+        for head in range(heads)
+        for q in (0, 1)
+        for k in (0, 1)
+    ]
+    (results / "analysis").mkdir(exist_ok=True)
+    pd.DataFrame(rows).to_csv(results / "analysis" / f"alignment_{run}.csv", index=False)
+
+
+def write_probes(results: Path) -> None:
+    """The three probe CSVs the probes figure reads, two points a series."""
+    (results / "probes").mkdir()
+    rows = {
+        "spread": [
+            ("std_score", {"d": d, "scaling": s}) for d in (4, 64) for s in ("scaled", "unscaled")
+        ],
+        "saturation": [
+            (q, {"d": d, "scaling": s})
+            for q in ("frac_rows_saturated", "mean_softmax_jacobian_norm")
+            for d in (4, 64)
+            for s in ("scaled", "unscaled")
+        ],
+        "averaging": [
+            ("token_uniformity_residual", {"depth": d, "stack": "attention"}) for d in (1, 8)
+        ],
+    }
+    for probe, quantities in rows.items():
+        pd.DataFrame(
+            [
+                {"probe": probe, "quantity": q, **settings, "value": 0.5}
+                for q, settings in quantities
+            ]
+        ).to_csv(results / "probes" / f"{probe}.csv")
+
+
+def test_every_figure_draws_its_data_and_says_when_it_has_none(tmp_path):
     style.setup()
-    for root, bleu in (
-        (tmp_path / "full", {**BASE, "transformer.heads-1": 24.0}),
-        (tmp_path / "empty", {}),
-    ):
-        results = make_results(root, bleu)
+    full = make_results(
+        tmp_path / "full", {**BASE, "transformer.heads-1": 24.0, "transformer.heads-8": 24.5}
+    )
+    write_alignment(full, "gru_additive-s1")
+    write_probes(full)
+    empty = tmp_path / "empty" / "results"
+    empty.mkdir(parents=True)
+    for results, has_data in ((full, True), (empty, False)):
         study = load(results)
         figures = {
             "bleu_by_length": scores.draw(study, "bleu_by_length"),
             "sweep_heads": scores.draw(study, "sweep_heads"),
             "training": training.training_figure(study),
-            "generation_steps": cost.generation_figure(study),
-            "kernel_cost": cost.kernel_figure(study),
-            "alignment": alignment.alignment_figure(pd.DataFrame()),
+            "cost": cost.cost_figure(study),  # generation only: no attention benchmark
+            "alignment": alignment.alignment_figure(study),
+            "probes": probes.probes_figure(study),
         }
         for name, fig in figures.items():
-            out = style.save(fig, root / f"{name}.pdf")
-            assert out.read_bytes()[:5] == b"%PDF-"
-    assert not scores.sweep_data(load(tmp_path / "full" / "results"), "heads").empty
+            if has_data:
+                assert drawn(fig) > 0, name
+            else:
+                assert drawn(fig) == 0 and noted(fig), name
+            assert style.save(fig, results / f"{name}.pdf").stat().st_size > 1000
+    assert noted(cost.cost_figure(load(full))) == ["no attention benchmark in results/bench"]
+
+
+def test_the_sweep_figure_draws_a_line_per_series_at_each_value(tmp_path):
+    bleu = {**BASE, "transformer.heads-1": 24.0, "transformer.heads-8": 24.5}
+    study = load(make_results(tmp_path, bleu))
+    fig = scores.draw(study, "sweep_heads")
+    (ax,) = [ax for ax in fig.axes if ax.get_ylabel() == "BLEU (%)"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "4", "8"]
+    (bars,) = ax.containers  # one series: the data line of its error bars
+    assert list(bars.lines[0].get_ydata()) == [24.0, 25.0, 24.5]  # heads 1, the base's 4, 8
+
+
+def test_the_training_figure_has_a_panel_per_family(tmp_path):
+    bleu = {**BASE, "transformer.heads-1": 24.0, "transformer.causal_mask-false": 2.0}
+    style.setup()
+    fig = training.training_figure(load(make_results(tmp_path, bleu)))
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_visible()}
+    assert set(panels) == {"base models", "heads", "masks"}
+    legend = [t.get_text() for t in panels["heads"].get_legend().get_texts()]
+    assert legend == ["Transformer", "Transformer, 1 head"]  # the base model with its sweep
+
+
+def test_the_alignment_panels_share_the_first_panels_piece_labels(tmp_path):
+    results = make_results(tmp_path, BASE)
+    write_alignment(results, "gru_additive-s1")
+    write_alignment(results, "transformer-s1", heads=2)
+    config = {**CONFIG, "analysis": {"runs": ["gru_additive-s1", "transformer-s1"]}}
+    (results / "config.json").write_text(json.dumps(config))
+    style.setup()
+    fig = alignment.alignment_figure(load(results, results / "config.json"))
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in panels] == ["GRU, additive", "Transformer"]
+    assert [t.get_text() for t in panels[0].get_yticklabels()] == ["q0", "q1"]
+    assert not any(t.get_text() for t in panels[1].get_yticklabels())
+    assert [t.get_text() for t in panels[1].get_xticklabels()] == ["k0", "k1"]
+
+
+def test_a_tiny_difference_does_not_fill_the_panel():
+    style.setup()
+    _, (ax,) = style.subplots(1)
+    ax.plot([0, 1], [3.704, 3.711])
+    style.min_span(ax, [3.704, 3.711])
+    low, high = ax.get_ylim()
+    assert high - low == pytest.approx(0.05 * 3.7075) and low < 3.704 and high > 3.711
+    _, (ax,) = style.subplots(1)
+    ax.plot([0, 1], [2.0, 4.0])
+    style.min_span(ax, [2.0, 4.0])  # a large difference keeps matplotlib's own limits
+    assert ax.get_ylim()[0] < 2.0 and ax.get_ylim()[1] > 4.0 and ax.get_ylim()[1] < 4.5
+
+
+def test_sequence_lengths_are_labelled_short():
+    labels_ = [style.tick_label(v) for v in (64, 1000, 1024, 16384, 25.0)]
+    assert labels_ == ["64", "1000", "1k", "16k", "25"]
+
+
+# ---- the whole paper --------------------------------------------------------------------------
 
 
 @pytest.mark.skipif(shutil.which("latexmk") is None, reason="needs latexmk")
@@ -414,30 +740,31 @@ def test_the_paper_compiles_for_any_set_of_runs(tmp_path, case):
         results = make_results(tmp_path, bleu, seeds=(1, 2))
     style.setup()
     study = load(results)
-    drawn = [
+    drawn_figures = [
         style.save(fig, tmp_path / "figures" / f"{name}.pdf")
         for name, fig in (
             ("bleu_by_length", scores.draw(study, "bleu_by_length")),
             ("sweep_heads", scores.draw(study, "sweep_heads")),
             ("training", training.training_figure(study)),
-            ("generation_steps", cost.generation_figure(study)),
+            ("cost", cost.cost_figure(study)),
         )
     ]
     generated = tmp_path / "generated"
-    sections.write(study, drawn, generated, ["config/test.yaml"])
-    macros_claims.write(
-        results / "claims" / "claims.csv", results / "claims" / "checks.csv", generated
-    )
+    parts = render.write(study, [p.stem for p in drawn_figures], generated, ["config/test.yaml"])
     pdf = tmp_path / "paper.pdf"
-    sources = [ROOT / "paper" / part for part in ("paper.tex", "refs.bib", "sections")]
-    code = build.build(sources, sorted(generated.glob("*.tex")), drawn, tmp_path / "build", pdf)
+    sources = [ROOT / "paper" / part for part in ("paper.tex", "refs.bib")]
+    code = build.build(
+        sources, sorted(generated.glob("*.tex")), drawn_figures, tmp_path / "build", pdf
+    )
     assert code == 0, (tmp_path / "build" / "paper.log").read_text()[-3000:]
     text = subprocess.run(
         ["pdftotext", str(pdf), "-"], check=True, capture_output=True, text=True
     ).stdout
-    assert "Claims ledger" in text
+    assert "Claims ledger" in text and "Discussion" in text
     if case != "nothing measured":
-        assert "gru_dot" in text and "dot-s2" in text  # the second seed's run is named
+        budget = " ".join(parts["budget"].split())
+        assert "GRU, dot & 1 &" in budget and "GRU, dot & 2 &" in budget  # each seed's run
+        assert "GRU, dot" in text and "Figure 1" in text
     assert_no_placeholders(text.replace("None", ""))
 
 
@@ -446,9 +773,8 @@ def test_every_section_a_ledger_row_can_name_exists(tmp_path, measured):
     results = make_results(tmp_path, BASE) if measured else tmp_path / "results"
     results.mkdir(exist_ok=True)
     text = text_of(generate(results))
-    sources = "".join(p.read_text() for p in (ROOT / "paper").rglob("*.tex"))
-    for label in macros_claims.SECTION_LABELS:
-        assert f"\\label{{{label}}}" in text + sources, label
+    for name in claim_facts.SECTIONS:
+        assert f"\\label{{sec:{name}}}" in text, name
 
 
 def test_the_latex_hint_names_a_make_target_that_exists():
@@ -460,32 +786,64 @@ def test_the_latex_hint_names_a_make_target_that_exists():
         assert re.search(rf"^{target}:", makefile, re.MULTILINE), target
 
 
-def test_a_grid_sweep_draws_one_line_per_other_setting(tmp_path):
+def test_a_grid_sweep_is_one_family_with_its_paired_contrasts(tmp_path):
     bleu = {
         **BASE,
         "transformer.d_k-8.scale-true": 24.0,
         "transformer.d_k-8.scale-false": 20.0,
         "transformer.d_k-64.scale-true": 25.0,
         "transformer.d_k-64.scale-false": 10.0,
+        "transformer.scale-false": 15.0,
     }
     results = make_results(tmp_path, bleu)
     (results / "analysis").mkdir()
-    for variant, weight in (("transformer.d_k-64.scale-false", 0.97), ("transformer", 0.4)):
-        pd.DataFrame({"run": f"{variant}-s1", "map": "cross", "quantity": ["max_weight_mean"],
-                      "value": [weight]}).to_csv(
-            results / "analysis" / f"attention_{variant}-s1.csv", index=False)
+    for variant, weight in (
+        ("transformer.d_k-64.scale-false", 0.97),
+        ("transformer.d_k-64.scale-true", 0.4),
+    ):
+        pd.DataFrame(
+            {
+                "run": f"{variant}-s1",
+                "map": "cross",
+                "quantity": ["max_weight_mean"],
+                "value": [weight],
+            }
+        ).to_csv(results / "analysis" / f"attention_{variant}-s1.csv", index=False)
+    write_comparisons(
+        results,
+        [
+            comparison(
+                f"transformer.d_k-{d}.scale-false",
+                f"transformer.d_k-{d}.scale-true",
+                gap,
+                gap - 1,
+                gap + 1,
+            )
+            for d, gap in (("8", 4.0), ("64", 15.0))
+        ],
+    )
     study = load(results)
-    assert scores.sweep_keys(study) == ["d_k", "scale"]
-    assert scores.second_panel("d_k", scores.sweep_data(study, "d_k")) == "max_weight"
-    assert scores.second_panel("heads", scores.sweep_data(study, "d_k")) == "parameters"
-    data = scores.sweep_data(study, "d_k")
-    assert set(data["series"]) == {"scale = true", "scale = false", "scale = default"}
-    assert set(data["swept"]) == {"8", "64", "default"}
-    text = generate(results)["results.tex"]
-    assert r"d\_k = 64, scale = false BLEU is 10.0 [9.0, 11.0], lower than" in text
-    assert "scale = false 0.970" in text  # the trained-model saturation
+    members = sweeps.members(study, ["d_k", "scale"])
+    # the scale-only point joins the d_k grid: no second figure repeats it
+    assert "transformer.scale-false" in set(members["variant"])
+    assert set(members["series"]) == {"scaled", "unscaled", "Transformer"}
+    assert set(members["x"]) == {"8", "64", "default"}
+    points = [
+        {"d_k": 8, "scale": True},
+        {"d_k": 64, "scale": False},
+        {"scale": False},
+        {"heads": 1},
+    ]
+    assert families.figure_families(points) == ["scaling"]  # heads: one value, a table is enough
+    text = generate(results)["scaling"]
+    assert r"scaled $-$ unscaled gives +4.00 [+3.00, +5.00] BLEU at $d_k = 8$ and +15.00" in text
+    assert r"$d_k = 64$, unscaled & 10.0 [9.0, 11.0] & 1,000 & 3.00 & 0.970" in text
+    assert (
+        "the mean largest weight of a row, unscaled against scaled, is 0.970 against 0.400 at"
+        in text
+    )
     style.setup()
-    assert style.save(scores.draw(study, "sweep_d_k"), tmp_path / "f.pdf").exists()
+    assert drawn(scores.draw(study, "sweep_scaling")) > 0
 
 
 @pytest.mark.skipif(shutil.which("latexmk") is None, reason="needs latexmk")
@@ -505,14 +863,13 @@ def test_gpu_rows_measured_elsewhere_name_their_source(tmp_path):
     shutil.copy(measured, results / "bench" / "attention_cuda.csv")
     config = {**CONFIG, "bench": {"devices": ["cpu"], "measured": ["benchmarks/gpu/NVIDIA_H200"]}}
     files = generate(results, config=config)
-    text = files["results.tex"]
-    assert "The GPU kernel rows come from one run of" in text_of(files)  # threats to validity
+    assert "The GPU kernel rows come from one run of" in files["threats"]
     assert (
         "The cuda rows come from outside this build: \\texttt{scripts/gpu\\_check.sh} measured"
         " them on NVIDIA H200 (torch 2.11.0, Triton 3.6.0) at commit \\texttt{c698d93}"
-    ) in text
-    assert "No GPU benchmark is configured" not in text
-    assert "GPU benchmark is configured" in generate(make_results(tmp_path / "b", BASE))["results.tex"]
+    ) in files["cost"]
+    assert "No GPU benchmark is configured" not in files["cost"]
+    assert "GPU benchmark is configured" in generate(make_results(tmp_path / "b", BASE))["cost"]
 
 
 def test_the_attention_table_has_one_row_per_model_averaged_over_seeds(tmp_path):
@@ -521,68 +878,62 @@ def test_the_attention_table_has_one_row_per_model_averaged_over_seeds(tmp_path)
     stats = {"entropy_mean": 0.5, "argmax_on_top_key_share": 0.3, "chance_share": 0.1}
     for run, weight in [("gru_additive-s1", 0.4), ("gru_additive-s2", 0.6), ("gru_dot-s1", 0.9)]:
         quantities = {**stats, "max_weight_mean": weight}
-        pd.DataFrame({"run": run, "map": "cross", "quantity": list(quantities),
-                      "value": list(quantities.values())}).to_csv(
-            results / "analysis" / f"attention_{run}.csv", index=False)  # fmt: skip
-    text = generate(results)["results.tex"]
-    table = text[text.index("\\begin{tabular}{lrrrrr}") : text.index("\\label{tab:attention}")]
-    assert "gru\\_\\allowbreak{}additive & 2 & 0.500 & 0.500 & 0.300 & 0.100" in table
-    assert "gru\\_\\allowbreak{}dot & 1 & 0.500 & 0.900" in table
+        pd.DataFrame(
+            {
+                "run": run,
+                "map": "cross",
+                "quantity": list(quantities),
+                "value": list(quantities.values()),
+            }
+        ).to_csv(results / "analysis" / f"attention_{run}.csv", index=False)
+    text = generate(results)["attention"]
+    table = text[text.index("\\begin{tabular}") : text.index("\\label{tab:attention}")]
+    assert "GRU, additive & 2 & 0.500 & 0.500 & 0.300 & 0.100" in table
+    assert "GRU, dot & 1 & 0.500 & 0.900" in table
     assert "s1" not in table and "s2" not in table
     assert "In every model (2) that share is more than twice chance" in text
 
 
-def test_a_tiny_difference_does_not_fill_the_panel():
-    style.setup()
-    _, (ax,) = style.subplots(1)
-    ax.plot([0, 1], [3.704, 3.711])
-    style.min_span(ax, [3.704, 3.711])
-    low, high = ax.get_ylim()
-    assert high - low == pytest.approx(0.05 * 3.7075) and low < 3.704 and high > 3.711
-    _, (ax,) = style.subplots(1)
-    ax.plot([0, 1], [2.0, 4.0])
-    style.min_span(ax, [2.0, 4.0])  # a large difference keeps matplotlib's own limits
-    assert ax.get_ylim()[0] < 2.0 and ax.get_ylim()[1] > 4.0 and ax.get_ylim()[1] < 4.5
-
-
-def test_sequence_lengths_are_labelled_short():
-    labels = [style.tick_label(v) for v in (64, 1000, 1024, 16384, 25.0)]
-    assert labels == ["64", "1000", "1k", "16k", "25"]
-
-
-def test_head_panels_share_the_first_panels_piece_labels():
-    rows = [{"layer": 0, "head": head, "query_pos": q, "key_pos": k, "query_token": f"q{q}",
-             "key_token": f"k{k}", "weight": 0.5} for head in (0, 1) for q in (0, 1) for k in (0, 1)]  # fmt: skip
-    style.setup()
-    fig = alignment.alignment_figure(pd.DataFrame(rows))
-    panels = [ax for ax in fig.axes if ax.get_title()]
-    assert [ax.get_title() for ax in panels] == ["mean over heads", "head 0", "head 1"]
-    assert [t.get_text() for t in panels[0].get_xticklabels()] == ["k0", "k1"]
-    assert all(not any(t.get_text() for t in ax.get_xticklabels()) for ax in panels[1:])
-    assert [ax.get_xlabel() for ax in panels] == ["source piece (key)", "", ""]
-
-
-def test_the_setup_names_the_models_with_their_own_training_settings():
+def test_the_setup_names_the_models_with_their_own_training_settings(tmp_path):
     models = {
-        "gru_none": {"arch": "gru", "train": {"lr": 0.003}},
-        "gru_dot": {"arch": "gru", "train": {"lr": 0.003}},
+        "gru_none": {"arch": "gru", "attention": "none", "train": {"lr": 0.003}},
+        "gru_dot": {"arch": "gru", "attention": "dot", "train": {"lr": 0.003}},
         "transformer": {"arch": "transformer", "train": {"epochs": 3, "lr": 0.003}},
         "untrained": {"arch": "gru", "train": {"lr": 0.1}},
-        "plain": {"arch": "gru"},
+        "gru_additive": {"arch": "gru", "attention": "additive"},
     }
-    facts = pd.DataFrame({"base_model": ["gru_none", "gru_dot", "transformer", "plain"]})
-    text = sections.own_training_settings(models, facts)
-    assert "gru\\_\\allowbreak{}none and gru\\_\\allowbreak{}dot: lr 0.003" in text
-    assert "transformer: epochs 3, lr 0.003" in text
-    assert "untrained" not in text and "plain" not in text and "0.1" not in text
-    assert sections.own_training_settings({"plain": {"arch": "gru"}}, facts) == ""
+    text = generate(make_results(tmp_path, BASE), config={**CONFIG, "models": models})["setup"]
+    assert "GRU, no attention and GRU, dot: lr 0.003; Transformer: epochs 3, lr 0.003." in text
+    assert "untrained" not in text and "lr 0.1" not in text
 
 
 @pytest.mark.parametrize("patience, said", [(2, False), (1, True)])
 def test_early_stopping_is_named_where_the_longest_run_could_stop(tmp_path, patience, said):
     results = make_results(tmp_path, BASE)  # every run trains 2 epochs
-    config = {**CONFIG, "train": {"epochs": 1, "patience": patience, "lr": 0.002}}
-    setup_text = generate(results, config=config)["setup.tex"]
+    config = {**CONFIG, "train": {**TRAIN, "epochs": 1, "patience": patience}}
+    setup_text = generate(results, config=config)["setup"]
     assert "for 1 epoch," in setup_text or "for 1 epoch." in setup_text
     assert ("stopping early after 1 epoch without" in setup_text) is said
     assert "after 2 epochs" not in setup_text
+
+
+def test_only_the_final_budget_reaches_the_paper(tmp_path):
+    """Scores and comparisons at training-budget points (an `epoch` column): the paper reads
+    the rows of epoch "final" only."""
+    results = make_results(tmp_path, BASE)
+    scores = pd.read_csv(results / "tables" / "scores.csv")
+    early = scores.assign(epoch="1", value=scores["value"] - 5)
+    pd.concat([early, scores.assign(epoch="final")]).to_csv(
+        results / "tables" / "scores.csv", index=False
+    )
+    write_comparisons(
+        results,
+        [
+            comparison("gru_additive", "gru_dot", 10.0, 9.2, 10.8, epoch="1"),
+            comparison("gru_additive", "gru_dot", 1.0, 0.5, 1.5, epoch="final"),
+        ],
+    )
+    files = generate(results)
+    assert "GRU, dot & 21.0 [20.0, 22.0]" in files["results"]
+    assert "16.0 [15.0, 17.0]" not in files["results"]
+    assert "by +1.00 [+0.50, +1.50] BLEU" in files["scores"]

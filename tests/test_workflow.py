@@ -99,9 +99,8 @@ def test_workflow_builds_the_paper_tables_and_figure(finished_run):
     assert (exact.drop("A3") == "reproduced").all(), exact
     assert verdicts["A3"] == "partly"  # token 1's row ties: token 3 is the peak of two rows
 
-    numbers = (finished_run / "results" / "paper" / "generated" / "macros.tex").read_text()
-    assert "\\newcommand{\\PairsTrain}{400}" in numbers
-    assert "\\newcommand{\\PairsValid}{1,014}" in numbers
+    setup = (finished_run / "results" / "paper" / "generated" / "setup.tex").read_text()
+    assert "400 pairs (train)" in setup and "1,014 pairs (valid)" in setup  # the manifest's
 
 
 @pytest.mark.workflow

@@ -16,10 +16,9 @@ ANALYSIS_CSVS = expand("results/analysis/attention_{run}.csv", run=ANALYSIS_RUNS
 ANALYSIS_ALIGNMENT_CSVS = expand("results/analysis/alignment_{run}.csv", run=ANALYSIS_RUNS)
 ANALYSIS_OUTPUTS = [*ANALYSIS_CSVS, *ANALYSIS_ALIGNMENT_CSVS]
 
-_prepared_splits = sorted({*config["data"]["splits"], *TEST_SETS})
-if ANALYSIS_TEST_SET not in _prepared_splits:
+if ANALYSIS_TEST_SET not in prepared_splits(config):
     raise ValueError(f"config analysis.test_set {ANALYSIS_TEST_SET!r} is not a prepared split:"
-                     f" use one of {_prepared_splits}")
+                     f" use one of {prepared_splits(config)}")
 if not 0 <= config["analysis"]["example"] < config["analysis"]["sentences"]:
     raise ValueError(f"config analysis.example ({config['analysis']['example']}) must be below"
                      f" analysis.sentences ({config['analysis']['sentences']})")

@@ -1,6 +1,8 @@
 # Corpus files (mirror or upstream, sha256-checked) -> normalised splits + manifest -> BPE model.
 # Every config value reaches the shell quoted (`:q`, lists element by element); the splits
-# mapping travels as NAME=STEM items, never as JSON in a shell string.
+# mapping travels as NAME=STEM items, never as JSON in a shell string. Which splits prepare
+# writes is softlookup.config's one list (prepared_splits), which also checks the test sets.
+from softlookup.config import prepared_splits
 
 
 def prepare_options():
@@ -32,19 +34,9 @@ def corpus_stems():
     return stems
 
 
-def prepared_split_names():
-    """Every split the prepare rule writes (its outputs)."""
-    data = config["data"]
-    names = list(data["splits"])
-    names += [f"{s}.concat{k}" for s in data["splits"] if s.startswith("test")
-              for k in data.get("concat") or []]
-    return names + list(data.get("joined_tests") or {})
-
-
 # Extra corpora of sitting days (config/paper.yaml: Europarl it-en, the length axis), each
 # prepared with whole days held out into results/data/<name>/ with its own BPE model.
 EXTRA_DATA = config["data"].get("extra") or {}
-EXTRA_DATA_OUTPUTS = [f"results/data/{name}/spm.model" for name in EXTRA_DATA]
 
 
 rule fetch_corpus_file:
@@ -77,7 +69,7 @@ rule prepare_corpus:
         ),
         splits=expand(
             f"{DATA_DIR}/{{split}}.{{lang}}",
-            split=prepared_split_names(),
+            split=prepared_splits(config),
             lang=[SRC, TGT],
         ),
     log:

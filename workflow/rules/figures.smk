@@ -1,31 +1,31 @@
-# Figures of the paper, each drawn by softlookup.report.figures.<family> from result tables in the
-# one style of report/figures/style.py (vector PDF, greyscale-readable). The paper's sections say
-# in each caption which rule drew a figure and where the file is.
+# Figures of the paper, each drawn by softlookup.report.figures.<family> from the facts of the
+# result tables (softlookup.report.facts) in the one style of report/figures/style.py (vector PDF,
+# greyscale-readable). The paper's captions say which rule drew a figure and where the file is.
+from softlookup.report.families import figure_families
 
-SWEEP_KEYS = sorted({key for sweep in config.get("sweeps", {}).values()
-                     for key in sweep.get("grid", {sweep.get("key"): None}) if key})
-SCORE_FIGURES = ["bleu_by_length", *(f"sweep_{key}" for key in SWEEP_KEYS)]
-COST_FIGURES = ["generation_steps", "kernel_cost"]
+# a sweep family gets a figure when its first key takes two swept values or more
+SCORE_FIGURES = [
+    "bleu_by_length",
+    *(f"sweep_{family}" for family in figure_families(v.sweep for v in VARIANTS.values())),
+]
 # the example sentence drawn for the runs analysis.runs names (every_run adds statistics only)
-ALIGNMENT_FIGURES = expand("results/figures/alignment_{run}.pdf",
-                           run=[run for run in config["analysis"]["runs"] if run in RUNS])
+ALIGNMENT_RUNS = [run for run in config["analysis"]["runs"] if run in RUNS]
 # the training-budget paths of the D effects: this build's points beside the committed
 # references of the converged study (config["convergence"])
 CONVERGENCE = config.get("convergence") or {}
-CONVERGENCE_FIGURES = ["results/figures/convergence.pdf"] if CONVERGENCE else []
-FIGURES = [
-    *expand("results/figures/{figure}.pdf", figure=[*SCORE_FIGURES, "training", *COST_FIGURES]),
-    *ALIGNMENT_FIGURES,
-    *CONVERGENCE_FIGURES,
-]
+FIGURES = expand("results/figures/{figure}.pdf",
+                 figure=[*SCORE_FIGURES, "training", "cost", "alignment",
+                         *(["convergence"] if CONVERGENCE else [])])
+RUN_FILES = expand("results/runs/{run}/{file}", run=RUNS, file=["config.json", "meta.json"])
 
 
 rule figure_scores:
     input:
+        config="results/paper/config.json",
         scores="results/tables/scores.csv",
-        configs=expand("results/runs/{run}/config.json", run=RUNS),
-        metas=expand("results/runs/{run}/meta.json", run=RUNS),
-        analysis=ANALYSIS_CSVS,  # trained-model saturation along the d_k and scale sweeps
+        comparisons="results/tables/comparisons.csv",
+        runs=RUN_FILES,
+        analysis=ANALYSIS_CSVS,  # trained-model saturation along the sweeps
     output:
         report("results/figures/{figure}.pdf", caption="../report/figures.rst", category="Figures"),
     log:
@@ -37,14 +37,16 @@ rule figure_scores:
     params:
         runs=RUNS,
     shell:
-        "{PYTHON}.report.figures.scores --results results --figure {wildcards.figure:q}"
-        " --runs {params.runs:q} --out {output:q} > {log:q} 2>&1"
+        "{PYTHON}.report.figures.scores --results results --config {input.config:q}"
+        " --figure {wildcards.figure:q} --runs {params.runs:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule figure_training:
     input:
+        config="results/paper/config.json",
+        scores="results/tables/scores.csv",
         logs=expand("results/runs/{run}/log.csv", run=RUNS),
-        metas=expand("results/runs/{run}/meta.json", run=RUNS),
+        runs=RUN_FILES,
     output:
         report("results/figures/training.pdf", caption="../report/training.rst",
                category="Figures"),
@@ -55,38 +57,42 @@ rule figure_training:
     params:
         runs=RUNS,
     shell:
-        "{PYTHON}.report.figures.training --results results --runs {params.runs:q}"
-        " --out {output:q} > {log:q} 2>&1"
+        "{PYTHON}.report.figures.training --results results --config {input.config:q}"
+        " --runs {params.runs:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule figure_cost:
     input:
         BENCH_CSVS,
     output:
-        report("results/figures/{figure}.pdf", caption="../report/cost.rst", category="Figures"),
+        report("results/figures/cost.pdf", caption="../report/cost.rst", category="Figures"),
     log:
-        "results/logs/figures/{figure}.log",
+        "results/logs/figures/cost.log",
     benchmark:
-        "results/benchmarks/figure_cost/{figure}.tsv"
-    wildcard_constraints:
-        figure="|".join(COST_FIGURES),
+        "results/benchmarks/figure_cost/all.tsv"
     shell:
-        "{PYTHON}.report.figures.cost --results results --figure {wildcards.figure:q}"
-        " --bench {input:q} --out {output:q} > {log:q} 2>&1"
+        "{PYTHON}.report.figures.cost --results results --bench {input:q} --out {output:q}"
+        " > {log:q} 2>&1"
 
 
 rule figure_alignment:
     input:
-        "results/analysis/alignment_{run}.csv",
+        config="results/paper/config.json",
+        alignment=expand("results/analysis/alignment_{run}.csv", run=ALIGNMENT_RUNS),
+        runs=expand("results/runs/{run}/{file}", run=ALIGNMENT_RUNS,
+                    file=["config.json", "meta.json"]),
     output:
-        report("results/figures/alignment_{run}.pdf", caption="../report/alignment.rst",
+        report("results/figures/alignment.pdf", caption="../report/alignment.rst",
                category="Attention"),
     log:
-        "results/logs/figures/alignment_{run}.log",
+        "results/logs/figures/alignment.log",
     benchmark:
-        "results/benchmarks/figure_alignment/{run}.tsv"
+        "results/benchmarks/figure_alignment/all.tsv"
+    params:
+        runs=ALIGNMENT_RUNS,
     shell:
-        "{PYTHON}.report.figures.alignment --csv {input:q} --out {output:q} > {log:q} 2>&1"
+        "{PYTHON}.report.figures.alignment --results results --config {input.config:q}"
+        " --runs {params.runs:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule figure_convergence:

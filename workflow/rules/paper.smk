@@ -1,6 +1,6 @@
-# The paper: every number, run name and result sentence is generated into
-# results/paper/generated/ (softlookup.report.sections and .macros_claims) from the result
-# tables; latexmk then builds paper/paper.pdf from paper/ and those files.
+# The paper: paper/paper.tex orders its parts; each part is a template of paper/sections/ that
+# softlookup.report.render fills with the facts of the result tables (every number, run label and
+# result sentence) into results/paper/generated/; latexmk then builds paper/paper.pdf.
 
 import os
 
@@ -11,11 +11,10 @@ PAPER_CONFIGFILES = [
     os.path.relpath(path) for path in workflow.configfiles
     if os.path.relpath(path) != "config/config.yaml"
 ] or ["config/config.yaml"]
-PAPER_SECTIONS = expand("results/paper/generated/{name}.tex",
-                        name=["macros", "abstract", "setup", "results", "threats",
-                              "reproducibility"])
-PAPER_CLAIMS = expand("results/paper/generated/{name}.tex",
-                      name=["claims_table", "checks_table", "claims_macros"])
+# one generated part per template; `_*.tex` hold the macros the templates share
+PAPER_TEMPLATES = sorted(glob("paper/sections/*.tex"))
+PAPER_PARTS = [f"results/paper/generated/{Path(path).name}" for path in PAPER_TEMPLATES
+               if not Path(path).name.startswith("_")]
 
 
 rule paper_config:
@@ -31,36 +30,22 @@ rule paper_config:
         "{PYTHON}.config write-json --json {params.config:q} --out {output:q} > {log:q} 2>&1"
 
 
-rule paper_claims:
-    input:
-        claims="results/claims/claims.csv",
-        checks="results/claims/checks.csv",
-    output:
-        PAPER_CLAIMS,
-    log:
-        "results/logs/paper/claims.log",
-    benchmark:
-        "results/benchmarks/paper_claims/all.tsv"
-    shell:
-        "{PYTHON}.report.macros_claims --claims {input.claims:q} --checks {input.checks:q}"
-        " --out-dir results/paper/generated > {log:q} 2>&1"
-
-
 rule paper_sections:
     input:
+        templates=PAPER_TEMPLATES,
         config="results/paper/config.json",
         scores="results/tables/scores.csv",
         comparisons="results/tables/comparisons.csv",
         manifest=f"{DATA_DIR}/manifest.json",
         runs=expand("results/runs/{run}/{file}", run=RUNS,
                     file=["config.json", "meta.json", "log.csv"]),
-        claims="results/claims/claims.csv",
+        claims=CLAIMS_OUTPUTS,
         bench=BENCH_CSVS,
         probes=PROBE_CSVS,
         analysis=ANALYSIS_OUTPUTS,
         figures=PAPER_FIGURES,
     output:
-        PAPER_SECTIONS,
+        PAPER_PARTS,
     log:
         "results/logs/paper/sections.log",
     benchmark:
@@ -69,16 +54,16 @@ rule paper_sections:
         runs=RUNS,
         configfiles=PAPER_CONFIGFILES,
     shell:
-        "{PYTHON}.report.sections --results results --config {input.config:q}"
+        "{PYTHON}.report.render --results results --config {input.config:q}"
         " --configfiles {params.configfiles:q} --runs {params.runs:q}"
-        " --figures {input.figures:q} --bench {input.bench:q}"
+        " --figures {input.figures:q} --bench {input.bench:q} --templates paper/sections"
         " --out-dir results/paper/generated > {log:q} 2>&1"
 
 
 rule paper:
     input:
-        sources=["paper/paper.tex", "paper/refs.bib", *sorted(glob("paper/sections/*.tex"))],
-        generated=[*PAPER_SECTIONS, *PAPER_CLAIMS],
+        sources=["paper/paper.tex", "paper/refs.bib"],
+        generated=PAPER_PARTS,
         figures=PAPER_FIGURES,
     output:
         report("paper/paper.pdf", caption="../report/paper.rst", category="Paper"),
@@ -88,8 +73,7 @@ rule paper:
         "results/benchmarks/paper/all.tsv"
     params:
         build="results/paper/build",
-        sources=["paper/paper.tex", "paper/refs.bib", "paper/sections"],
     shell:
-        "{PYTHON}.report.build --sources {params.sources:q} --generated {input.generated:q}"
+        "{PYTHON}.report.build --sources {input.sources:q} --generated {input.generated:q}"
         " --figures {input.figures:q} --build-dir {params.build:q} --out {output:q}"
         " > {log:q} 2>&1 || {{ tail -n 40 {log:q} >&2; exit 1; }}"

@@ -1,14 +1,13 @@
 # Probes of the worked, statistical and counting claims (A1-C3): one job per probe, each writing a
-# tidy CSV results/probes/<probe>.csv (probe, quantity, setting columns, value); and their figures.
+# tidy CSV results/probes/<probe>.csv (probe, quantity, setting columns, value); and their figure.
 # Each probe's options come from config["probes"][<probe>] (keys = CLI options, lists joined by
 # commas), its seed from config["probes"]["seed"]; the worked examples are exact and take none.
 # Options travel as a list param, quoted element by element ({params.options:q}).
+from softlookup.probes import PROBES
 from softlookup.probes.common import cli_options
 
-PROBES = ["worked_examples", "spread", "saturation", "order", "averaging", "diagnostics",
-          "gradients", "counting"]
 PROBE_CSVS = expand("results/probes/{probe}.csv", probe=PROBES)
-PROBE_FIGURES = expand("results/figures/{figure}.pdf", figure=["spread", "saturation", "collapse"])
+PROBE_FIGURES = ["results/figures/probes.pdf"]
 
 
 rule probe:
@@ -28,18 +27,12 @@ rule probe:
 
 rule probe_figures:
     input:
-        spread="results/probes/spread.csv",
-        saturation="results/probes/saturation.csv",
-        averaging="results/probes/averaging.csv",
+        PROBE_CSVS,  # the figure module reads results/probes/ as the report does
     output:
         report(PROBE_FIGURES, category="Probes"),
     log:
         "results/logs/probes/figures.log",
     benchmark:
         "results/benchmarks/probe_figures/all.tsv"
-    params:
-        probes_dir="results/probes",
-        out_dir="results/figures",
     shell:
-        "{PYTHON}.report.figures.probes --probes-dir {params.probes_dir:q}"
-        " --out-dir {params.out_dir:q} > {log:q} 2>&1"
+        "{PYTHON}.report.figures.probes --results results --out {output:q} > {log:q} 2>&1"

@@ -167,7 +167,7 @@ def logit_gradients(logits: torch.Tensor, batch: Batch, maps: dict) -> dict[str,
     names = [name for name, found in maps.items() if found[0].requires_grad]
     grads = torch.autograd.grad(loss, [maps[name][0] for name in names], allow_unused=True)
     result = {}
-    for name, grad in zip(names, grads):
+    for name, grad in zip(names, grads, strict=True):
         if grad is not None:
             p = maps[name][0].detach()
             result[name] = p * (grad - (p * grad).sum(-1, keepdim=True))

@@ -181,9 +181,12 @@ def net_allocated_bytes(device: torch.device, work: Callable[[], object]) -> int
         before = torch.cuda.memory_allocated(device)
         kept = work()  # alive while the allocator is read
         synchronize(device)
-        return torch.cuda.memory_allocated(device) - before
+        held = torch.cuda.memory_allocated(device) - before
+        del kept
+        return held
     with torch.profiler.profile(activities=[ProfilerActivity.CPU], profile_memory=True) as trace:
-        kept = work()  # alive while the profiler tallies
+        kept = work()  # alive until the profiler stops tallying
+    del kept
     return int(sum(event.self_cpu_memory_usage for event in trace.events()))
 
 

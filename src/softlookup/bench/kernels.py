@@ -165,7 +165,7 @@ def fp32_gradient_error(name: str, q, k, v, causal: bool) -> float:
         leaves = [t.detach().requires_grad_() for t in inputs]
         out = attention(*leaves, causal=causal, backend=backend)
         grads.append(torch.autograd.grad(out, leaves, grad_out.to(out.dtype)))
-    return max((g.float() - r).abs().max().item() for g, r in zip(*grads))
+    return max((g.float() - r).abs().max().item() for g, r in zip(*grads, strict=True))
 
 
 def run_attention(setting: Setting, backend: str, passes: str, q, k, v) -> Callable[[], object]:
@@ -318,7 +318,7 @@ def measure_decode(
         totals = [
             median_ms(lambda way=way: [way(t) for t in steps], device, repeats) for way in ways
         ]
-    for mode, total in zip(("kv_cache", "recompute"), totals):
+    for mode, total in zip(("kv_cache", "recompute"), totals, strict=True):
         yield {
             **base,
             "mode": mode,

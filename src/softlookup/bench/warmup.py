@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> None:
         subprocess.Popen([*module, "--head-dims", str(d), "--causal", str(c), "--kinds", kind])
         for d, c, kind in jobs
     ]
-    failed = [" ".join(map(str, job)) for job, proc in zip(jobs, processes) if proc.wait() != 0]
+    failed = [" ".join(map(str, job))
+              for job, proc in zip(jobs, processes, strict=True) if proc.wait() != 0]  # fmt: skip
     if failed:
         sys.exit(f"warm-up failed for (head dim, causal, kind): {', '.join(failed)}")
 

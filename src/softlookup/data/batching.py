@@ -79,7 +79,7 @@ def make_batches(
     shuffle: bool,
     seed: int = 0,
 ) -> list[Batch]:
-    lengths = [max(len(s), len(t)) + 1 for s, t in zip(src_ids, tgt_ids)]
+    lengths = [max(len(s), len(t)) + 1 for s, t in zip(src_ids, tgt_ids, strict=True)]
     return [
         Batch(
             src=pad([src_ids[i] + [EOS] for i in rows]),

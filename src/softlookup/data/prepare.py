@@ -37,7 +37,7 @@ def read_pairs(src_path: Path, tgt_path: Path) -> tuple[list[tuple[str, str]], i
     src, tgt = read_lines(src_path), read_lines(tgt_path)
     if len(src) != len(tgt):
         raise ValueError(f"{src_path} has {len(src)} lines but {tgt_path} has {len(tgt)}")
-    pairs = [(s, t) for s, t in zip(src, tgt) if s and t]
+    pairs = [(s, t) for s, t in zip(src, tgt, strict=True) if s and t]
     return pairs, len(src) - len(pairs)
 
 
@@ -253,7 +253,7 @@ def read_day_archive(archive: Path, src: str, tgt: str) -> dict[str, list[tuple[
                 f"{archive}: day {day} has {len(src_lines)} {src} lines but "
                 f"{len(tgt_lines)} {tgt} lines"
             )
-        pairs[day] = [(s, t) for s, t in zip(src_lines, tgt_lines) if s and t]
+        pairs[day] = [(s, t) for s, t in zip(src_lines, tgt_lines, strict=True) if s and t]
     if not pairs:
         raise ValueError(f"{archive} holds no <{src}|{tgt}>/<day>.al files")
     return pairs

@@ -246,7 +246,8 @@ class Transformer(nn.Module):
         tgt_pad, src_pad = self._key_mask(tgt_in == PAD), self._key_mask(src_pad)
         x = self._embed(self.tgt_embed, tgt_in)
         weights = {}
-        for i, (layer, cross_kv) in enumerate(zip(self.decoder, self.cross_keys_values(memory))):
+        layers = zip(self.decoder, self.cross_keys_values(memory), strict=True)
+        for i, (layer, cross_kv) in enumerate(layers):
             x, _, layer_weights = layer(
                 x, cross_kv, src_pad, causal=causal, tgt_pad=tgt_pad, need_weights=need_weights
             )
@@ -281,7 +282,8 @@ class Transformer(nn.Module):
             return F.log_softmax(logits[:, -1], dim=-1), next_state
         x = self._embed(self.tgt_embed, tokens[:, None], start=state["length"])  # (N,1,d)
         self_kv = []
-        for layer, cross_kv, past in zip(self.decoder, state["cross_kv"], state["self_kv"]):
+        layers = zip(self.decoder, state["cross_kv"], state["self_kv"], strict=True)
+        for layer, cross_kv, past in layers:
             x, kv, _ = layer(x, cross_kv, self._key_mask(state["src_pad"]), causal=True, past=past)
             self_kv.append(kv)
         logits = self.output(self.dec_norm(x[:, 0]))  # (N,V)

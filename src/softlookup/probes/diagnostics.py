@@ -34,7 +34,7 @@ def rank_correlation(a: torch.Tensor, b: torch.Tensor) -> float:
 def measure_entropy(rows: TidyRows, gen: torch.Generator, n_rows: int, n_keys: int, width: int):
     q, k, v = river_bank_inputs()
     _, weights = attend(q, k, v)
-    for word, entropy in zip(WORDS, row_entropy(weights) / math.log(len(WORDS))):
+    for word, entropy in zip(WORDS, row_entropy(weights) / math.log(len(WORDS)), strict=True):
         rows.add("normalised_entropy", entropy, example="river_bank", row=word)
 
     temperature = torch.exp(torch.empty(n_rows, 1).uniform_(-3, 2, generator=gen))  # (R,1)

@@ -175,7 +175,7 @@ def random_draw(rows: TidyRows) -> None:
         v = torch.zeros(3, 1, dtype=DTYPE)
         for scaling, scale in (("unscaled", 1.0), ("scaled", None)):
             _, weights = attend(q, k, v, scale=scale)
-            for col, weight in zip(keys, weights[0]):
+            for col, weight in zip(keys, weights[0], strict=True):
                 rows.add("weight", weight, example="random_draw", row=f"d{d}", col=col,
                          scaling=scaling)  # fmt: skip
             rows.add("max_weight", weights.max(), example="random_draw", row=f"d{d}",

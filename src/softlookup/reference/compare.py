@@ -140,40 +140,40 @@ def compare_claims(ref: pd.DataFrame, cur: pd.DataFrame) -> list[dict]:
     return rows
 
 
+def matched(ref: pd.DataFrame, cur: pd.DataFrame, column: str):
+    """Every key of either table (both indexed alike): the two rows (None where one lacks the
+    key), the reference's and the current value of `column`, and the reference's interval."""
+    for key in sorted(set(ref.index) | set(cur.index), key=str):
+        a = ref.loc[key] if key in ref.index else None
+        b = cur.loc[key] if key in cur.index else None
+        values = [number(row[column]) if row is not None else math.nan for row in (a, b)]
+        low, high = (number(a.ci_low), number(a.ci_high)) if a is not None else (math.nan,) * 2
+        yield key, a, b, *values, low, high
+
+
 def compare_scores(ref: pd.DataFrame, cur: pd.DataFrame) -> list[dict]:
     keys = ["run", "test_set", "bucket", "metric"]
     ref = ref[ref.metric.isin(SCORE_METRICS)].set_index(keys)
     cur = cur[cur.metric.isin(SCORE_METRICS)].set_index(keys)
-    rows = []
-    for key in sorted(set(ref.index) | set(cur.index), key=str):
-        a = ref.loc[key] if key in ref.index else None
-        b = cur.loc[key] if key in cur.index else None
-        ref_value = number(a.value) if a is not None else math.nan
-        cur_value = number(b.value) if b is not None else math.nan
-        low, high = (number(a.ci_low), number(a.ci_high)) if a is not None else (math.nan,) * 2
-        rows.append(
-            {
-                "section": key[3],
-                "item": "/".join(map(str, key[:3])),
-                "reference": ref_value,
-                "current": cur_value,
-                "status": judge_number(ref_value, cur_value, low, high),
-                "tolerance": "reference 95% interval",
-            }
-        )
-    return rows
+    return [
+        {
+            "section": key[3],
+            "item": "/".join(map(str, key[:3])),
+            "reference": ref_value,
+            "current": cur_value,
+            "status": judge_number(ref_value, cur_value, low, high),
+            "tolerance": "reference 95% interval",
+        }
+        for key, _, _, ref_value, cur_value, low, high in matched(ref, cur, "value")
+    ]
 
 
 def compare_comparisons(ref: pd.DataFrame, cur: pd.DataFrame) -> list[dict]:
     keys = ["comparison", "test_set", "bucket", "metric"]
-    ref, cur = ref.set_index(keys), cur.set_index(keys)
     rows = []
-    for key in sorted(set(ref.index) | set(cur.index), key=str):
-        a = ref.loc[key] if key in ref.index else None
-        b = cur.loc[key] if key in cur.index else None
-        ref_delta = number(a.delta) if a is not None else math.nan
-        cur_delta = number(b.delta) if b is not None else math.nan
-        low, high = (number(a.ci_low), number(a.ci_high)) if a is not None else (math.nan,) * 2
+    for key, a, b, ref_delta, cur_delta, low, high in matched(
+        ref.set_index(keys), cur.set_index(keys), "delta"
+    ):
         status = judge_number(ref_delta, cur_delta, low, high)
         if a is not None and b is not None and excludes_zero(a) != excludes_zero(b):
             status = "moved"

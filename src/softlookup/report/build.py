@@ -1,7 +1,7 @@
-"""Build the PDF: copy paper/ sources, generated files and figures into a build folder, run
-latexmk there, and on failure print the first TeX errors (not only "see paper.log").
+"""Build the PDF: copy paper/ sources, the rendered parts and the figures into a build folder,
+run latexmk there, and on failure print the first TeX errors (not only "see paper.log").
 
-python -m softlookup.report.build --sources paper/paper.tex paper/refs.bib paper/sections \
+python -m softlookup.report.build --sources paper/paper.tex paper/refs.bib \
     --generated results/paper/generated/*.tex --figures results/figures/*.pdf \
     --build-dir results/paper/build --out paper/paper.pdf
 """

@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..evaluate.score import SETTING_COLUMNS, final_point
-
 OLD_SCORE_NAMES = {"run_id": "run", "model": "base_model"}  # the scores table of before contract 4
 RUN_SEED = re.compile(r"-s(\d+)$")
 
@@ -113,21 +111,6 @@ class Study:
     config: dict
     missing: dict[str, str]
 
-    def claim(self, claim_id: str) -> dict:
-        """One claim's ledger row as a dict ({} when the ledger lacks it)."""
-        if self.claims.empty or "id" not in self.claims:
-            return {}
-        rows = self.claims[self.claims["id"] == claim_id]
-        return {} if rows.empty else rows.iloc[0].to_dict()
-
-    def test_sets(self) -> list[str]:
-        configured = self.config.get("evaluate", {}).get("test_sets")
-        if configured:
-            return list(configured)
-        return (
-            sorted(self.scores["test_set"].dropna().unique()) if "test_set" in self.scores else []
-        )
-
 
 def load_benchmarks(folder: Path) -> pd.DataFrame:
     """Snakemake's benchmark files results/benchmarks/<rule>/<job>.tsv as one table."""
@@ -190,8 +173,8 @@ def load(
     }
     return Study(
         results=results,
-        scores=final_point(normalise_scores(read_csv(results / "tables" / "scores.csv", problems))),
-        comparisons=final_point(read_csv(results / "tables" / "comparisons.csv", problems)),
+        scores=normalise_scores(read_csv(results / "tables" / "scores.csv", problems)),
+        comparisons=read_csv(results / "tables" / "comparisons.csv", problems),
         claims=read_csv(results / "claims" / "claims.csv", problems),
         checks=read_csv(results / "claims" / "checks.csv", problems),
         runs=loaded,
@@ -212,100 +195,3 @@ def find_manifest(results: Path) -> dict:
     for path in sorted((results / "data").glob("*/manifest.json")):
         return read_json(path)
     return {}
-
-
-# the model and training settings a run differs by (the scores table's own columns)
-SETTINGS = SETTING_COLUMNS[SETTING_COLUMNS.index("arch") : SETTING_COLUMNS.index("epochs")]
-
-
-def model_settings(run: Run) -> dict:
-    """The run's model settings: config.json's `model`, else meta.json's run.model."""
-    model = run.config.get("model") or run.meta.get("run", {}).get("model") or {}
-    return {key: model.get(key) for key in SETTINGS if key in model}
-
-
-def value_text(value) -> str:
-    """A setting as the config spells it: 2.0 -> '2', True -> 'true'."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def sweep_label(sweep: dict) -> str:
-    """{'d_k': 8, 'scale': False} -> 'd_k = 8, scale = false'; {} -> ''."""
-    return ", ".join(f"{key} = {value_text(value)}" for key, value in sweep.items())
-
-
-def run_facts(study: Study) -> pd.DataFrame:
-    """One row per run: variant, base model, seed, status, sweep, settings, training budget."""
-    rows = []
-    for name, run in study.runs.items():
-        meta, log = run.meta, run.log
-        sweep = run.sweep
-        row = {
-            "run": name,
-            "variant": run.variant,
-            "seed": run.config.get("seed", meta.get("run", {}).get("seed")),
-            "base_model": run.config.get("base_model") or run.variant.split(".")[0],
-            "status": run.status,
-            "sweep": sweep,
-            "sweep_key": "+".join(sweep),  # "" for a base run
-            "sweep_label": sweep_label(sweep),
-            "parameters": meta.get("parameters"),
-            "epochs": meta.get("epochs", len(log) or None),
-            "steps": log["steps"].iloc[-1] if "steps" in log and len(log) else None,
-            "tokens": log["target_tokens"].sum() if "target_tokens" in log else None,
-            "train_seconds": meta.get(
-                "train_wall_s", log["wall_s"].sum() if "wall_s" in log else None
-            ),
-            "tokens_per_s": meta.get("train_tokens_per_s"),
-            "final_train_loss": meta.get("final_train_loss"),
-            "best_val_loss": meta.get("best_val_loss"),
-        }
-        row.update(scored_settings(study.scores, name))
-        row.update(model_settings(run))
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def scored_settings(scores: pd.DataFrame, run: str) -> dict:
-    """The run's resolved settings as the scores table records them (contract item 4)."""
-    if scores.empty or "run" not in scores:
-        return {}
-    rows = scores[scores["run"] == run]
-    if rows.empty:
-        return {}
-    first = rows.iloc[0]
-    return {key: first[key] for key in SETTINGS if key in rows and not pd.isna(first[key])}
-
-
-def metric_rows(
-    study: Study, test_set: str | None = None, bucket: str | None = "all", metric: str = "bleu"
-) -> pd.DataFrame:
-    """Score rows of one metric (and test set, bucket), one per run x test set x bucket."""
-    scores = study.scores
-    if scores.empty or not {"metric", "value"} <= set(scores):
-        return pd.DataFrame()
-    rows = scores[scores["metric"] == metric]
-    if test_set is not None and "test_set" in rows:
-        rows = rows[rows["test_set"] == test_set]
-    if bucket is not None and "bucket" in rows:
-        rows = rows[rows["bucket"].astype(str) == bucket]
-    return rows
-
-
-def pooled(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Seeds pooled as the ledger pools them: the mean, and the union of the 95% intervals."""
-    if rows.empty:
-        return rows
-    ok = rows[rows["status"].fillna("ok") == "ok"] if "status" in rows else rows
-    grouped = ok.groupby(by, dropna=False)
-    table = grouped.agg(
-        value=("value", "mean"),
-        ci_low=("ci_low", "min"),
-        ci_high=("ci_high", "max"),
-        seeds=("seed", "nunique"),
-    )
-    return table.reset_index()

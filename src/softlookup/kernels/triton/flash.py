@@ -29,7 +29,6 @@ from .kernels import attn_bwd_delta
 from .tiles import attn_bwd_dkdv_tuned, attn_bwd_dq_tuned, attn_fwd_tuned
 
 LOG2E = 1.4426950408889634
-SUPPORTED_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 MAX_HEAD_DIM = 256
 DELTA_BLOCK_M = 16
 INT32_LIMIT = 2**31

@@ -15,7 +15,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..convergence import STUDY, effect_paths, point_order, read_reference
+from ..facts.convergence import STUDY, effect_paths, point_order, read_reference
 from . import style
 
 METRIC_LABELS = {"bleu": "B - A (BLEU)", "chrf": "B - A (chrF)",
@@ -41,7 +41,7 @@ def draw(paths: pd.DataFrame):
         style.note(axes[0], "no effect to draw: convergence.effects or the tables are empty")
         return fig
     order = point_order(paths.epoch)
-    for ax, claim in zip(axes, claims):
+    for ax, claim in zip(axes, claims, strict=False):  # spare panels stay hidden
         rows = paths[paths.claim == claim].assign(effect=lambda t: t.apply(effect_label, axis=1))
         series = rows.effect + " (" + rows.study + ")"
         styles = style.series_styles(series)

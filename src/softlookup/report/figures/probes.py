@@ -1,86 +1,52 @@
-"""Figures of the statistical probes, drawn from their CSVs with seaborn.
+"""The statistical probes in one figure of four panels, drawn with seaborn from their CSVs:
+(a) the std of q.k against d, unscaled and scaled, with sqrt(d) dashed (B1); (b, c) the share
+of saturated rows and the softmax Jacobian norm against d (B2); (d) the token-uniformity
+residual against depth for four random stacks (B4).
 
-spread.pdf: std of q.k against d, unscaled and scaled, with sqrt(d) dashed (B1).
-saturation.pdf: share of saturated rows and the softmax Jacobian norm against d (B2).
-collapse.pdf: token-uniformity residual against depth for the four stacks (B4).
+python -m softlookup.report.figures.probes --results results --out results/figures/probes.pdf
 """
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
-import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 import seaborn as sns
 
-from . import style
+from ..facts.back import probe_curves
+from ..study import Study
+from . import cli, style
 
-FIGURES = {"spread": "spread", "saturation": "saturation", "collapse": "averaging"}  # -> probe
+PANELS = [  # probe, quantity, x, series, y label
+    ("spread", "std_score", "d", "scaling", "std of the score q·k"),
+    ("saturation", "frac_rows_saturated", "d", "scaling", "rows with largest weight > threshold"),
+    ("saturation", "mean_softmax_jacobian_norm", "d", "scaling", "softmax Jacobian norm (mean)"),
+    ("averaging", "token_uniformity_residual", "depth", "stack", r"$\|X - \bar{x}\|_F / \|X\|_F$"),
+]
 
 
-def quantity(frame: pd.DataFrame, name: str, numeric: str) -> pd.DataFrame:
-    rows = frame[frame.quantity == name].copy()
-    rows[numeric] = pd.to_numeric(rows[numeric])
-    return rows
-
-
-def spread_figure(frame: pd.DataFrame) -> plt.Figure:
-    rows = quantity(frame, "std_score", "d")
-    fig, ax = plt.subplots(figsize=(4.5, 3.2))
-    sns.lineplot(rows, x="d", y="value", hue="scaling", style="scaling", markers=True, ax=ax)
-    dims = np.sort(rows.d.unique())
-    ax.plot(dims, np.sqrt(dims), "k--", linewidth=0.8, label=r"$\sqrt{d}$")
-    ax.set(xscale="log", yscale="log", xlabel="d (vector length)", ylabel="std of the score q·k")
-    ax.set_xticks(dims, [f"{d:g}" for d in dims])
-    ax.legend(frameon=False)
+def probes_figure(study: Study):
+    fig, axes = style.grid(2, 2, height=4.0)
+    for ax, letter, (probe, quantity, x, series, ylabel) in zip(axes, "abcd", PANELS, strict=True):
+        rows = probe_curves(study, probe, quantity, x)
+        if rows.empty:
+            style.note(ax, f"no {probe} probe in results/probes")
+            continue
+        sns.lineplot(rows, x=x, y="value", hue=series, style=series, markers=True, ax=ax)
+        ax.set(ylabel=ylabel, title=f"({letter})")
+        if x == "d":
+            dims = np.sort(rows[x].unique())
+            if quantity == "std_score":
+                ax.plot(dims, np.sqrt(dims), "k--", linewidth=0.8, label=r"$\sqrt{d}$")
+                ax.set_yscale("log")
+            ax.set(xscale="log", xlabel="d (vector length)")
+            ax.set_xticks(dims, [f"{d:g}" for d in dims])
+        else:
+            ax.set(yscale="log", xlabel="depth (layers)")
+        ax.legend(frameon=False, fontsize="x-small")
     return fig
 
 
-def saturation_figure(frame: pd.DataFrame) -> plt.Figure:
-    panels = (
-        ("frac_rows_saturated", "rows with largest weight > threshold"),
-        ("mean_softmax_jacobian_norm", "softmax Jacobian norm (mean)"),
-    )
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
-    for ax, (name, label) in zip(axes, panels):
-        rows = quantity(frame, name, "d")
-        sns.lineplot(rows, x="d", y="value", hue="scaling", style="scaling", markers=True, ax=ax)
-        dims = np.sort(rows.d.unique())
-        ax.set(xscale="log", xlabel="d (vector length)", ylabel=label)
-        ax.set_xticks(dims, [f"{d:g}" for d in dims])
-        ax.legend(frameon=False)
-    fig.tight_layout()
-    return fig
-
-
-def collapse_figure(frame: pd.DataFrame) -> plt.Figure:
-    rows = quantity(frame, "token_uniformity_residual", "depth")
-    fig, ax = plt.subplots(figsize=(5, 3.2))
-    sns.lineplot(rows, x="depth", y="value", hue="stack", style="stack", markers=True, ax=ax)
-    ax.set(yscale="log", xlabel="depth (layers)", ylabel=r"$\|X - \bar{x}\|_F / \|X\|_F$")
-    ax.legend(frameon=False, fontsize="small")
-    return fig
-
-
-DRAW = {"spread": spread_figure, "saturation": saturation_figure, "collapse": collapse_figure}
-
-
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--probes-dir", type=Path, required=True, help="the probes' CSVs")
-    parser.add_argument("--out-dir", type=Path, required=True, help="where <figure>.pdf go")
-    args = parser.parse_args(argv)
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    style.setup()
-    for figure, probe in FIGURES.items():
-        path = args.probes_dir / f"{probe}.csv"
-        if not path.exists():
-            raise FileNotFoundError(f"{path} is needed for {figure}.pdf; run the probe first")
-        fig = DRAW[figure](pd.read_csv(path, dtype={"scaling": str, "stack": str}))
-        style.save(fig, args.out_dir / f"{figure}.pdf")
-        print(f"{figure}.pdf <- {path}")
+def main(argv: list[str] | None = None) -> None:
+    cli.run(__doc__, probes_figure, argv)
 
 
 if __name__ == "__main__":

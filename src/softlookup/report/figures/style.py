@@ -67,6 +67,25 @@ def subplots(panels: int = 1, height: float = HEIGHT, **kwargs):
     return fig, list(axes[0])
 
 
+def grid(rows: int, columns: int, height: float, **kwargs):
+    """Small multiples: rows x columns panels across the text width, axes in reading order."""
+    fig, axes = plt.subplots(rows, columns, figsize=(WIDTH, height), squeeze=False, **kwargs)
+    return fig, list(axes.flat)
+
+
+def errorbar(ax, rows, label: str, kwargs: dict) -> None:
+    """One series of rows (x, value, ci_low, ci_high) with its 95% intervals as error bars."""
+    ax.errorbar(
+        rows["x"],
+        rows["value"],
+        yerr=[rows["value"] - rows["ci_low"], rows["ci_high"] - rows["value"]],
+        capsize=2,
+        markersize=4,
+        label=label,
+        **kwargs,
+    )
+
+
 def note(ax, text: str) -> None:
     """A panel with no data: say so inside the axes instead of leaving it blank."""
     ax.text(
@@ -87,8 +106,15 @@ def note(ax, text: str) -> None:
 def legend_below(fig, ax, ncol: int, fontsize="x-small") -> None:
     """The legend of `ax` under all panels of `fig`, where it hides no line."""
     handles, labels = ax.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol,
-               fontsize=fontsize, frameon=False)  # fmt: skip
+    fig.legend(
+        handles,
+        labels,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.0),
+        ncol=ncol,
+        fontsize=fontsize,
+        frameon=False,
+    )
 
 
 def min_span(ax, values, relative: float = 0.05) -> None:
@@ -133,7 +159,8 @@ def tick_label(value: float) -> str:
 def save(fig, out: Path) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
+    if fig.get_layout_engine() is None:  # a figure with a colorbar lays itself out
+        fig.tight_layout()
     fig.savefig(out, format="pdf", bbox_inches="tight")
     plt.close(fig)
     return out

@@ -1,76 +1,48 @@
-"""Training curves: training and validation loss per epoch of every run (from its log.csv).
+"""Training curves as small multiples: the validation loss per epoch of every variant (the mean
+over its seeds), one panel per family of variants with its base model, the legend inside.
 
-python -m softlookup.report.figures.training --results results --out results/figures/training.pdf
+python -m softlookup.report.figures.training --results results --config results/paper/config.json \
+    --out results/figures/training.pdf
 """
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
+import math
 
-import pandas as pd
-
-from .. import study as load_study
+from ..facts import training
 from ..study import Study
-from . import style
+from . import cli, style
 
-
-def curves(study: Study) -> pd.DataFrame:
-    """Long table: run, variant, epoch, split (train/valid), loss; runs without a log are left
-    out."""
-    rows = []
-    for name, run in study.runs.items():
-        log = run.log
-        if log.empty or "epoch" not in log:
-            continue
-        for column, split in (("train_loss", "train"), ("val_loss", "valid")):
-            if column in log:
-                rows.append(
-                    pd.DataFrame(
-                        {
-                            "run": name,
-                            "variant": run.variant,
-                            "epoch": log["epoch"],
-                            "split": split,
-                            "loss": pd.to_numeric(log[column], errors="coerce"),
-                        }
-                    )
-                )
-    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+COLUMNS = 3
 
 
 def training_figure(study: Study):
-    table = curves(study)
-    fig, axes = style.subplots(2, height=2.8, sharey=True)
-    if table.empty:
+    table = training.curves(study)
+    panels = training.panels(study)
+    if table.empty or not panels:
+        fig, axes = style.subplots(1)
         style.note(axes[0], "no run wrote a training log")
-        style.note(axes[1], "")
         return fig
-    # one line per variant, the mean over its seeds (seeds differ by far less than variants)
-    mean = table.groupby(["variant", "split", "epoch"], as_index=False)["loss"].mean()
-    styles = style.series_styles(mean["variant"])
-    for ax, split in zip(axes, ("train", "valid")):
-        for variant, rows in mean[mean["split"] == split].groupby("variant"):
-            ax.plot(rows["epoch"], rows["loss"], markersize=3, label=variant, **styles[variant])
-        ax.set_title(f"{split} loss")
-        ax.set_xlabel("epoch")
-        ax.set_xticks(sorted(table["epoch"].unique()))
-    axes[0].set_ylabel("cross-entropy (nats per token)")
-    if len(styles) <= 8:
-        axes[1].legend(fontsize=5, loc="upper right")
-    else:  # many variants: one legend below both panels
-        style.legend_below(fig, axes[1], ncol=3, fontsize=5)
+    rows = math.ceil(len(panels) / COLUMNS)
+    fig, axes = style.grid(rows, min(COLUMNS, len(panels)), height=2.2 * rows)
+    valid = table[table["split"] == "valid"]
+    mean = valid.groupby(["variant", "label", "epoch"], as_index=False)["loss"].mean()
+    for ax, (title, variants) in zip(axes, panels, strict=False):
+        shown = mean[mean["variant"].isin(variants)]
+        styles = style.series_styles(shown["label"])
+        for label, curve in shown.groupby("label"):
+            ax.plot(curve["epoch"], curve["loss"], markersize=3, label=label, **styles[label])
+        ax.set(title=title, xlabel="epoch", xticks=sorted(shown["epoch"].unique()))
+        ax.legend(fontsize=5, loc="upper right")
+    for ax in axes[len(panels) :]:
+        ax.set_visible(False)
+    for ax in axes[::COLUMNS]:
+        ax.set_ylabel("validation loss (nats)")
     return fig
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=Path, default=Path("results"))
-    parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--runs", nargs="*", help="the config's runs (default: all on disk)")
-    args = parser.parse_args(argv)
-    style.setup()
-    print(style.save(training_figure(load_study.load(args.results, runs=args.runs)), args.out))
+    cli.run(__doc__, training_figure, argv)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..evaluate.score import ALL, FINAL
+from ...evaluate.score import ALL, FINAL
 
 PATH_COLUMNS = [
     "claim", "comparison", "bucket", "metric", "study", "epoch", "delta", "ci_low", "ci_high",

@@ -1,0 +1,149 @@
+"""Facts of the probes, the discussion, the claims ledger, the threats to validity and the
+appendices (every paired comparison, every check, reproducibility), and the ledger's macros."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..study import Study
+from . import claims, front, tables, training
+
+PROBE_GROUPS = [  # claim group, what its claims are, the label of its paragraph
+    ("A", "worked examples", "worked"),
+    ("B", "statistical claims", "statistical"),
+    ("C", "counting claims", "counting"),
+]
+MISSING_SHOWN = 8  # unreadable inputs named in the threats; the rest are counted
+DIGEST_CHARS = 24  # of each corpus file's sha256 in the appendix
+
+
+def probe_curves(study: Study, probe: str, quantity: str, x: str) -> pd.DataFrame:
+    """The rows of one probe quantity, x numeric (what the probe figure draws)."""
+    frame = study.probes.get(probe, pd.DataFrame())
+    if frame.empty or "quantity" not in frame:
+        return pd.DataFrame()
+    rows = frame[frame["quantity"] == quantity].copy()
+    rows[x] = pd.to_numeric(rows[x])
+    return rows
+
+
+def probes(study: Study) -> dict:
+    """Per claim group of the probes: its claims, the verdict counts, and the claims the text
+    names (every statistical one; the others only when not reproduced)."""
+    found = claims.claims(study)
+    groups = []
+    for group, name, label in PROBE_GROUPS:
+        members = [c for c in found.values() if c.id.startswith(group)]
+        counts = pd.Series([c.verdict for c in members], dtype=str).value_counts().to_dict()
+        named = members if group == "B" else [c for c in members if c.verdict != "reproduced"]
+        groups.append(
+            {"name": name, "label": label, "claims": members, "counts": counts, "named": named}
+        )
+    return {"groups": groups, "ledger": bool(len(found))}
+
+
+def discussion(study: Study) -> dict:
+    """What held, what did not and why, what is still pending: the ledger's claims by verdict,
+    with the checks that failed, and how far training went."""
+    found = claims.claims(study)
+    runs = tables.runs(study)
+    return {
+        "total": len(found),
+        "held": found.with_verdict("reproduced"),
+        "partly": found.with_verdict("partly"),
+        "failed": found.with_verdict("not reproduced"),
+        "pending": found.with_verdict("pending"),
+        "trained": claims.headline(found),
+        "still_improving": len(training.still_improving(study)),
+        "runs": len(runs),
+    }
+
+
+def ledger(study: Study) -> dict:
+    found = claims.claims(study)
+    return {
+        "rows": [
+            {
+                "claim": c,
+                "expected": claims.shorten(c.expected or "--"),
+                "measured": claims.measured_cell(c),
+            }
+            for c in found.values()
+        ],
+        "counts": {v: len(found.with_verdict(v)) for v in claims.VERDICTS},
+        "total": len(found),
+    }
+
+
+def threats(study: Study) -> dict:
+    runs = tables.runs(study)
+    data = study.config.get("data", {})
+    env = front.run_environment(study)
+    epochs = runs["epochs"].dropna() if "epochs" in runs else pd.Series(dtype=float)
+    return {
+        "still_improving": len(training.still_improving(study)),
+        "runs": len(runs),
+        "max_epochs": epochs.max() if len(epochs) else None,
+        "seeds": runs["seed"].nunique() if len(runs) else 0,
+        "corpora": [data.get("corpus", "one corpus")]
+        + [extra.get("corpus", name) for name, extra in data.get("extra", {}).items()],
+        "cpu": env.get("device", "cpu") == "cpu",
+        "measured_elsewhere": bool(study.config.get("bench", {}).get("measured")),
+        "pending": claims.claims(study).with_verdict("pending"),
+        "failed_runs": training.training(study)["failed"],
+        "missing": [
+            {"file": Path(p).name, "why": why}
+            for p, why in list(study.missing.items())[:MISSING_SHOWN]
+        ],
+        "more_missing": max(0, len(study.missing) - MISSING_SHOWN),
+    }
+
+
+def comparisons(study: Study) -> dict:
+    """Every configured paired comparison on whole test sets (BLEU)."""
+    table = tables.comparisons(study)
+    return {"rows": table.to_dict("records") if len(table) else []}
+
+
+def checks(study: Study) -> dict:
+    return {"rows": claims.check_rows(study)}
+
+
+def reproducibility(study: Study) -> dict:
+    # provenance imports torch: only here, so that the workflow's rule files (figures.smk reads
+    # sweeps.figure_families) import the facts without it
+    from ...provenance import config_hash, git_state
+
+    commit, dirty = git_state()
+    env = front.run_environment(study)
+    bench = study.benchmarks
+    per_rule = (
+        bench.groupby("rule")
+        .agg(jobs=("s", "size"), total=("s", "sum"), longest=("s", "max"))
+        .reset_index()
+        .sort_values("total", ascending=False)
+        .to_dict("records")
+        if not bench.empty
+        else []
+    )
+    packages = ("python", "torch", "triton", "sacrebleu", "sentencepiece", "snakemake")
+    return {
+        "commit": None if commit == "unknown" else commit,
+        "dirty": dirty,
+        "config_hash": config_hash(study.config) if study.config else None,
+        "inputs": [
+            (name, digest[:DIGEST_CHARS])
+            for name, digest in sorted(study.manifest.get("inputs", {}).items())
+        ],
+        "digest_chars": DIGEST_CHARS,
+        "versions": [{"package": k, "version": str(env[k])} for k in packages if k in env],
+        "environment": env,
+        "per_rule": per_rule,
+        "signatures": sorted(set(study.scores.get("signature", pd.Series(dtype=str)).dropna())),
+    }
+
+
+def macros(study: Study) -> dict:
+    return {"macros": claims.macros(study, claims.claims(study))}

@@ -1,0 +1,136 @@
+"""Facts of the cost of attention (D7, D8): generation with and without the KV cache, and the
+attention kernels' time, memory and error, including GPU rows measured outside the build."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..study import Study
+from . import tables
+
+
+def loglog_slope(x, y) -> float:
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    keep = (x > 0) & (y > 0)
+    if keep.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)[0])
+
+
+def generation_data(study: Study) -> pd.DataFrame:
+    """Long table: device, prefix (new tokens), mode (KV cache / recompute), seconds of the
+    last step (the median over the settings timed)."""
+    table = tables.bench(study, "generation")
+    needed = {"new_tokens", "last_step_cache_s", "last_step_recompute_s"}
+    if table.empty or not needed <= set(table):
+        return pd.DataFrame()
+    long = table.melt(
+        id_vars=[c for c in ("device", "new_tokens") if c in table],
+        value_vars=["last_step_cache_s", "last_step_recompute_s"],
+        var_name="mode",
+        value_name="seconds",
+    )
+    long["mode"] = long["mode"].map(
+        {"last_step_cache_s": "KV cache", "last_step_recompute_s": "recompute"}
+    )
+    keys = [c for c in ("device", "new_tokens", "mode") if c in long]
+    return long.groupby(keys, as_index=False)["seconds"].median()
+
+
+def kernel_data(study: Study) -> pd.DataFrame:
+    """Rows of the attention benchmark that ran (status ok), forward and backward where timed,
+    with a series name: the backend, and the device where several were timed."""
+    table = tables.bench(study, "attention")
+    if table.empty or not {"seq_len", "time_ms", "backend"} <= set(table):
+        return pd.DataFrame()
+    if "status" in table:
+        table = table[table["status"].fillna("ok") == "ok"]
+    if "pass" in table and (table["pass"] == "forward_backward").any():
+        table = table[table["pass"] == "forward_backward"]
+    several = table.get("device", pd.Series(dtype=str)).nunique() > 1
+    series = table["backend"].astype(str)
+    return table.assign(series=series + " " + table["device"].astype(str) if several else series)
+
+
+def generation_rows(study: Study) -> list[dict]:
+    """The longest generation timed on each device: new tokens, speed-up, identical output."""
+    table = tables.bench(study, "generation")
+    if table.empty or "speedup" not in table:
+        return []
+    longest = table.sort_values("new_tokens").groupby("device").tail(1)
+    return [
+        {
+            "device": row.get("device", "the CPU"),
+            "new_tokens": int(row["new_tokens"]),
+            "speedup": row["speedup"],
+            "identical": str(row.get("identical", "")).lower() == "true",
+        }
+        for _, row in longest.iterrows()
+    ]
+
+
+def measured_elsewhere(study: Study) -> dict | None:
+    """The bench rows of bench.measured: their devices, where and with what they were measured
+    (device name, torch, Triton, commit) and the folders they are read from."""
+    config = study.config.get("bench", {})
+    folders, produced = config.get("measured") or [], set(config.get("devices", []))
+    rows = [
+        table
+        for name, table in study.bench.items()
+        if name.split("_", 1)[-1] not in produced and "commit" in table
+    ]
+    if not folders or not rows:
+        return None
+    rows = pd.concat(rows)
+    sources = rows.drop_duplicates(["device_name", "commit", "torch", "triton"])
+    return {
+        "devices": sorted(set(rows["device"])),
+        "sources": [
+            {
+                "device_name": r.device_name,
+                "torch": r.torch,
+                "triton": r.triton,
+                "commit": str(r.commit)[:7],
+            }
+            for r in sources.itertuples()
+        ],
+        "folders": [f"{folder}/" for folder in folders],
+    }
+
+
+def cost(study: Study) -> dict:
+    steps = generation_data(study)
+    kernels = tables.bench(study, "attention")
+    status = kernels.get("status", pd.Series("ok", index=kernels.index)).fillna("ok")
+    ok, pending = kernels[status == "ok"], kernels[status != "ok"]
+    errors = (
+        ok.groupby("backend")["max_abs_err"].max().dropna()
+        if {"max_abs_err", "backend"} <= set(ok)
+        else pd.Series(dtype=float)
+    )
+    config = study.config.get("bench", {})
+    return {
+        "generation": generation_rows(study),
+        "slopes": (
+            {
+                mode: loglog_slope(rows["new_tokens"], rows["seconds"])
+                for mode, rows in steps.groupby("mode")
+            }
+            if len(steps) and steps["new_tokens"].nunique() >= 2
+            else {}
+        ),
+        "prefixes": steps["new_tokens"].nunique() if len(steps) else 0,
+        "kernels": len(kernels) > 0,
+        "errors": errors.to_dict(),
+        "seq_lens": (int(ok["seq_len"].min()), int(ok["seq_len"].max()))
+        if "seq_len" in ok and len(ok)
+        else None,
+        "devices": sorted(set(ok["device"])) if "device" in ok else [],
+        "pending": len(pending),
+        "pending_reasons": "; ".join(sorted({str(r) for r in pending.get("reason", ["unstated"])}))[
+            :300
+        ],
+        "elsewhere": measured_elsewhere(study),
+        "gpu": "cuda" in config.get("devices", []) or bool(config.get("measured")),
+    }

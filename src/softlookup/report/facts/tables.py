@@ -1,0 +1,251 @@
+"""The tidy tables as the report reads them: final-budget rows, seeds pooled, one row per run or
+variant with its human label, paired comparisons named by their variants' labels.
+
+Every section's facts and every figure start from these functions, so a number reaches the
+prose and a figure through the same selection.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from ...evaluate.score import SETTING_COLUMNS, final_point
+from ..labels import base_labels, sweep_label, variant_label
+from ..study import Study
+
+# the model and training settings a run differs by (the scores table's own columns)
+SETTINGS = SETTING_COLUMNS[SETTING_COLUMNS.index("arch") : SETTING_COLUMNS.index("epochs")]
+RUN_COLUMNS = [
+    "run",
+    "variant",
+    "label",
+    "base_model",
+    "base_label",
+    "seed",
+    "status",
+    "sweep",
+    "sweep_key",
+    "sweep_label",
+    "parameters",
+    "epochs",
+    "steps",
+    "tokens",
+    "train_seconds",
+    "tokens_per_s",
+    "final_train_loss",
+    "best_val_loss",
+]
+NAN = float("nan")
+# the rows of the final training budget: a scores or comparisons table with budget points
+# (column `epoch`) keeps only epoch == "final"
+final = final_point
+
+
+def metric_rows(
+    study: Study, test_set: str | None = None, bucket: str | None = "all", metric: str = "bleu"
+) -> pd.DataFrame:
+    """Score rows of one metric (and test set, bucket): one per run x test set x bucket."""
+    scores = final(study.scores)
+    if scores.empty or not {"metric", "value"} <= set(scores):
+        return pd.DataFrame()
+    rows = scores[scores["metric"] == metric]
+    if test_set is not None and "test_set" in rows:
+        rows = rows[rows["test_set"] == test_set]
+    if bucket is not None and "bucket" in rows:
+        rows = rows[rows["bucket"].astype(str) == bucket]
+    return rows
+
+
+def pooled(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Seeds pooled as the ledger pools them: the mean, and the union of the 95% intervals."""
+    if rows.empty:
+        return rows
+    ok = rows[rows["status"].fillna("ok") == "ok"] if "status" in rows else rows
+    table = ok.groupby(by, dropna=False).agg(
+        value=("value", "mean"),
+        ci_low=("ci_low", "min"),
+        ci_high=("ci_high", "max"),
+        seeds=("seed", "nunique"),
+    )
+    return table.reset_index()
+
+
+def main_test_set(study: Study) -> str:
+    """The test set the paper reports first: the config's first, else the scores' first."""
+    configured = study.config.get("evaluate", {}).get("test_sets")
+    if configured:
+        return configured[0]
+    scores = study.scores
+    return sorted(scores["test_set"].dropna().unique())[0] if "test_set" in scores else ""
+
+
+def scored_settings(scored: pd.DataFrame, run: str) -> dict:
+    """The run's resolved settings as the scores table records them (`scored`: its first row of
+    each run, indexed by run)."""
+    if run not in scored.index:
+        return {}
+    row = scored.loc[run]
+    return {key: row[key] for key in SETTINGS if key in scored and not pd.isna(row[key])}
+
+
+def base_models(study: Study) -> dict[str, dict]:
+    """{base model: its settings} of the runs: the merged config's, else a run's own."""
+    configured = study.config.get("models", {})
+    models = {}
+    for run in study.runs.values():
+        base = run.config.get("base_model") or run.variant.split(".")[0]
+        own = {k: v for k, v in run.config.get("model", {}).items() if k not in run.sweep}
+        models.setdefault(base, configured.get(base) or own)
+    return models
+
+
+def runs(study: Study) -> pd.DataFrame:
+    """One row per run: variant, label, base model, seed, status, sweep, settings, budget."""
+    labels = base_labels(base_models(study))
+    scores = final(study.scores)
+    scored = scores.drop_duplicates("run").set_index("run") if "run" in scores else scores
+    rows = []
+    for name, run in study.runs.items():
+        meta, log = run.meta, run.log
+        base = run.config.get("base_model") or run.variant.split(".")[0]
+        model = run.config.get("model") or meta.get("run", {}).get("model") or {}
+        rows.append(
+            {
+                "run": name,
+                "variant": run.variant,
+                "label": variant_label(labels.get(base, base), run.sweep),
+                "base_model": base,
+                "base_label": labels.get(base, base),
+                "seed": run.config.get("seed", meta.get("run", {}).get("seed")),
+                "status": run.status,
+                "sweep": run.sweep,
+                "sweep_key": "+".join(run.sweep),  # "" for a base run
+                "sweep_label": sweep_label(run.sweep),
+                "parameters": meta.get("parameters"),
+                "epochs": meta.get("epochs", len(log) or None),
+                "steps": log["steps"].iloc[-1] if "steps" in log and len(log) else None,
+                "tokens": log["target_tokens"].sum() if "target_tokens" in log else None,
+                "train_seconds": meta.get(
+                    "train_wall_s", log["wall_s"].sum() if "wall_s" in log else None
+                ),
+                "tokens_per_s": meta.get("train_tokens_per_s"),
+                "final_train_loss": meta.get("final_train_loss"),
+                "best_val_loss": meta.get("best_val_loss"),
+                **scored_settings(scored, name),
+                **{key: model[key] for key in SETTINGS if key in model},
+            }
+        )
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=RUN_COLUMNS)
+
+
+def variants(study: Study, test_set: str | None = None) -> pd.DataFrame:
+    """One row per variant: label, base model, sweep, settings, parameters, throughput and final
+    training loss (seed means), statuses, seeds, and BLEU [interval] and chrF on `test_set`
+    (the main test set by default), seeds pooled."""
+    table = runs(study)
+    if table.empty:
+        return table
+    first = {
+        k: (k, "first")
+        for k in [
+            "label",
+            "base_model",
+            "base_label",
+            "sweep",
+            "sweep_key",
+            "sweep_label",
+            *[s for s in SETTINGS if s in table],
+        ]
+    }
+    mean = {k: (k, "mean") for k in ["parameters", "tokens_per_s", "final_train_loss"]}
+    per_variant = table.groupby("variant", as_index=False, sort=True).agg(
+        **first, **mean, status=("status", lambda s: ", ".join(sorted(set(s))))
+    )
+    test_set = test_set or main_test_set(study)
+    bleu = pooled(metric_rows(study, test_set), ["variant"])
+    chrf = pooled(metric_rows(study, test_set, metric="chrf"), ["variant"])
+    per_variant = per_variant.merge(
+        bleu
+        if not bleu.empty
+        else pd.DataFrame(columns=["variant", "value", "ci_low", "ci_high", "seeds"]),
+        on="variant",
+        how="left",
+    )
+    chrf = chrf.set_index("variant")["value"] if not chrf.empty else pd.Series(dtype=float)
+    per_variant["chrf"] = per_variant["variant"].map(chrf)
+    return per_variant
+
+
+def comparisons(study: Study, bucket: str | None = "all", metric: str = "bleu") -> pd.DataFrame:
+    """The paired comparisons (final budget) of one bucket and metric, each with the labels of
+    its systems: delta = b - a, its interval and p-value."""
+    table = final(study.comparisons)
+    needed = {"comparison", "system_a", "system_b", "delta", "ci_low", "ci_high"}
+    if table.empty or not needed <= set(table):
+        return pd.DataFrame(columns=[*needed, "label_a", "label_b"])
+    if bucket is not None and "bucket" in table:
+        table = table[table["bucket"].astype(str) == bucket]
+    if "metric" in table:
+        table = table[table["metric"] == metric]
+    labels = runs(study)
+    labels = dict(zip(labels.get("variant", []), labels.get("label", []), strict=True))
+    return table.assign(
+        label_a=[labels.get(v, v) for v in table["system_a"]],
+        label_b=[labels.get(v, v) for v in table["system_b"]],
+    )
+
+
+def paired(study: Study, a: str, b: str, test_set: str | None = None) -> dict | None:
+    """The paired comparison of variants a and b on the whole test set as b - a, whichever way
+    the config paired them ({delta, ci_low, ci_high, p_value, ...}); None when not configured."""
+    table = comparisons(study)
+    if table.empty:
+        return None
+    rows = table[table["system_a"].isin([a, b]) & table["system_b"].isin([a, b])]
+    if test_set is not None and "test_set" in rows:
+        rows = rows[rows["test_set"] == test_set]
+    if rows.empty:
+        return None
+    row = rows.iloc[0].to_dict()
+    if row["system_b"] == b:
+        return row
+    low, high = -row["ci_high"], -row["ci_low"]
+    return {
+        **row,
+        "delta": -row["delta"],
+        "ci_low": low,
+        "ci_high": high,
+        "system_a": a,
+        "system_b": b,
+        "label_a": row["label_b"],
+        "label_b": row["label_a"],
+    }
+
+
+def bench(study: Study, kind: str) -> pd.DataFrame:
+    """Every benchmark table of one kind (attention, generation, decode), devices together."""
+    frames = [table for name, table in study.bench.items() if name.startswith(f"{kind}_")]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def attention_value(study: Study, run: str, quantity: str, csv_map: str = "cross") -> float:
+    """One statistic of a run's attention analysis (NaN when the run was not analysed)."""
+    table = study.attention.get(run)
+    if table is None or not {"map", "quantity", "value"} <= set(table):
+        return NAN
+    rows = table[(table["quantity"] == quantity) & (table["map"] == csv_map)]
+    return float(rows["value"].iloc[0]) if not rows.empty else NAN
+
+
+def seed_mean(study: Study, runs_of_variant, quantity: str) -> float:
+    """The mean of a statistic over a variant's analysed runs (NaN when none was analysed)."""
+    values = [attention_value(study, run, quantity) for run in runs_of_variant]
+    known = [v for v in values if v == v]
+    return sum(known) / len(known) if known else NAN
+
+
+def p_values(measured: str) -> list[float]:
+    """The p-values a ledger check quotes ('..., p = 0.017, 2 seeds')."""
+    return [float(p) for p in re.findall(r"\bp = ([0-9.]+(?:e-?\d+)?)", measured)]

@@ -1,0 +1,115 @@
+"""Human labels of variants, from one place: tables, figures and prose all name a run this way.
+
+A variant's label is its base model's ("GRU, additive", "Transformer, 1+1 layers") followed by
+what its sweep point changes ("$d_k = 128$", "unscaled"): "Transformer, 1+1 layers, $d_k = 128$,
+unscaled". Labels are LaTeX that matplotlib's mathtext also reads (plain words, `$...$` math).
+"""
+
+from __future__ import annotations
+
+from .latex import Tex
+
+ARCHITECTURES = {"gru": "GRU", "transformer": "Transformer"}
+ATTENTION = {
+    "none": "no attention",
+    "additive": "additive",
+    "dot": "dot",
+    "general": "general",
+    "scaled_dot": "scaled dot",
+}
+SWITCHES = {  # a boolean setting: its label when on, when off
+    "scale": ("scaled", "unscaled"),
+    "causal_mask": ("causal mask", "no causal mask"),
+    "padding_mask": ("padding mask", "no padding mask"),
+}
+VALUES = {  # a numeric setting: its label for a value
+    "d_k": lambda v: f"$d_k = {v}$",
+    "heads": lambda v: f"{v} head" + ("" if v == "1" else "s"),
+    "max_source_words": lambda v: f"trained on $\\leq {v}$ words",
+}
+
+
+AXES = {  # a swept setting as the axis of a figure
+    "d_k": "$d_k$ (width of a head)",
+    "heads": "heads",
+    "scale": "scaled scores",
+    "causal_mask": "causal mask",
+    "padding_mask": "padding mask",
+    "max_source_words": "longest training source (words)",
+}
+
+
+FAMILY_TITLES = {"scaling": "$d_k$ and scaling", "heads": "heads", "masking": "masks"}
+
+
+def axis_label(key: str) -> str:
+    return AXES.get(key, key.replace("_", " "))
+
+
+def family_label(name: str) -> str:
+    """A sweep family (report.families) as a panel title."""
+    return FAMILY_TITLES.get(name, axis_label(name))
+
+
+def value_text(value) -> str:
+    """A setting as the config spells it: 2.0 -> '2', True -> 'true'."""
+    if str(value) in ("True", "False"):  # a bool, numpy's too
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def setting_label(key: str, value) -> Tex:
+    """('d_k', 128) -> '$d_k = 128$'; ('scale', False) -> 'unscaled'; an unknown key reads
+    'key words = value'."""
+    text = value_text(value)
+    if key in SWITCHES and text in ("true", "false"):
+        return Tex(SWITCHES[key][text == "false"])
+    if key == "attention":
+        return Tex(ATTENTION.get(text, text.replace("_", " ")))
+    if key in VALUES:
+        return Tex(VALUES[key](text))
+    return Tex(f"{key.replace('_', ' ')} = {text.replace('_', ' ')}")
+
+
+def sweep_label(sweep: dict) -> Tex:
+    """What a sweep point changes: {'d_k': 8, 'scale': False} -> '$d_k = 8$, unscaled'."""
+    return Tex(", ".join(setting_label(key, value) for key, value in sweep.items()))
+
+
+def model_kind(settings: dict) -> str:
+    """'GRU, additive' or 'Transformer' from a model's settings."""
+    arch = str(settings.get("arch", ""))
+    kind = ARCHITECTURES.get(arch, arch.replace("_", " ").capitalize())
+    if arch == "gru" and settings.get("attention"):
+        kind += ", " + setting_label("attention", settings["attention"])
+    return kind
+
+
+def layers(settings: dict) -> str:
+    enc, dec = settings.get("enc_layers"), settings.get("dec_layers")
+    return f"{value_text(enc)}+{value_text(dec)} layers" if enc and dec else ""
+
+
+def base_labels(models: dict[str, dict]) -> dict[str, Tex]:
+    """{base model: label} for the base models of one study ({name: model settings}).
+
+    Two models of one kind are told apart by their layer counts, else by the words of their
+    name that do not name the kind ('sweep_transformer' -> 'Transformer, sweep model')."""
+    kinds = {name: model_kind(settings) for name, settings in models.items()}
+    labels = {}
+    for name, kind in kinds.items():
+        twins = [other for other, k in kinds.items() if k == kind and other != name]
+        extra = ""
+        if twins:
+            differ = any(layers(models[t]) != layers(models[name]) for t in twins)
+            words = [w for w in name.split("_") if w.lower() not in kind.lower()]
+            extra = layers(models[name]) if differ else " ".join(words) + " model" * bool(words)
+        labels[name] = Tex(kind + (f", {extra}" if extra else ""))
+    return labels
+
+
+def variant_label(base: str, sweep: dict) -> Tex:
+    """A variant's label from its base model's label and its sweep point."""
+    return Tex(", ".join([base, *(setting_label(k, v) for k, v in sweep.items())]))
