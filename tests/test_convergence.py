@@ -9,6 +9,8 @@ import pytest
 from softlookup.report.facts import convergence
 from softlookup.report.figures import convergence as figure
 
+from .corpora import ROOT
+
 EFFECTS = {"D3": [{"comparison": "d3_dk128"}], "D1": [{"comparison": "d1", "bucket": ">60",
                                                        "metric": "bleu_share"}]}  # fmt: skip
 
@@ -95,3 +97,32 @@ def test_the_figure_draws_one_panel_per_claim(reference, tmp_path):
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == ["D3"]  # D1: no rows in either study
     assert [tick.get_text() for tick in visible[0].get_xticklabels()] == ["1", "2", "4", "final"]
+
+
+def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
+    """A claim whose converged verdict differs is named with the reference's reason; the
+    template renders the table, the moved sentence and this build's point at its budget."""
+    from softlookup.report import render
+    from softlookup.report.facts import common
+    from softlookup.report.study import load
+
+    results = tmp_path / "results"
+    (results / "tables").mkdir(parents=True)
+    (results / "claims").mkdir()
+    pd.DataFrame(comparison_rows("d3_dk128", {"final": 12.0})).to_csv(
+        results / "tables" / "comparisons.csv", index=False)  # fmt: skip
+    pd.DataFrame([{"id": "D3", "verdict": "reproduced", "short": "scaling matters"},
+                  {"id": "D1", "verdict": "reproduced", "short": "length"}]).to_csv(
+        results / "claims" / "claims.csv", index=False)  # fmt: skip
+    config = {"train": {"epochs": 2, "patience": 2},
+              "convergence": {"references": [str(tmp_path / "converged_scale")],
+                              "effects": EFFECTS}}  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    study = load(results, tmp_path / "config.json")
+    facts = convergence.section(study)
+    assert [row["claim"] for row in facts["moved"]] == ["D3"] and facts["not_run"] == ["D1"]
+    assert facts["references"][0]["hit_cap"] == 1 and facts["references"][0]["commit"] == "abcdef1"
+    text = render.environment(ROOT / "paper" / "sections").get_template(
+        "convergence.tex").render(**common(study, [], []), **facts)  # fmt: skip
+    assert r"moves from \emph{reproduced} to \emph{partly}" in text
+    assert "gap does not grow" in text and "this build & 2 & +12.00" in text

@@ -258,6 +258,17 @@ def prepared_splits(config: dict) -> list[str]:
             + list(config["data"].get("joined_tests") or {}))
 
 
+def convergence_references(config: dict) -> list[Path]:
+    """The committed reference folders of `convergence.references`, relative to the checkout
+    (a `make paper RUN=...` build works in runs/<name>/, where results/ is its own)."""
+    root = SCHEMA_PATH.parents[2]
+    folders = [root / folder for folder in (config.get("convergence") or {}).get("references", [])]
+    missing = [str(folder) for folder in folders if not (folder / "claims.csv").is_file()]
+    if missing:
+        raise ConfigError(f"convergence.references: no reference build (claims.csv) in {missing}")
+    return folders
+
+
 def measured_bench(config: dict) -> list[str]:
     """The bench CSVs of bench.measured: <folder>/{attention,decode}_<device>.csv, measured outside
     the workflow (scripts/gpu_check.sh) and read as they are, for devices it does not run itself."""

@@ -1,6 +1,7 @@
 # Figures of the paper, each drawn by softlookup.report.figures.<family> from the facts of the
 # result tables (softlookup.report.facts) in the one style of report/figures/style.py (vector PDF,
 # greyscale-readable). The paper's captions say which rule drew a figure and where the file is.
+from softlookup.config import convergence_references
 from softlookup.report.families import figure_families
 
 # a sweep family gets a figure when its first key takes two swept values or more
@@ -13,6 +14,9 @@ ALIGNMENT_RUNS = [run for run in config["analysis"]["runs"] if run in RUNS]
 # the training-budget paths of the D effects: this build's points beside the committed
 # references of the converged study (config["convergence"])
 CONVERGENCE = config.get("convergence") or {}
+CONVERGENCE_FILES = [str(folder / name) for folder in convergence_references(config)
+                     for name in ("comparisons.csv", "claims.csv", "training.csv",
+                                  "provenance.json")]
 FIGURES = expand("results/figures/{figure}.pdf",
                  figure=[*SCORE_FIGURES, "training", "cost", "alignment",
                          *(["convergence"] if CONVERGENCE else [])])
@@ -99,9 +103,7 @@ rule figure_convergence:
     input:
         config="results/paper/config.json",
         comparisons="results/tables/comparisons.csv",
-        references=[f"{folder}/{name}" for folder in CONVERGENCE.get("references", [])
-                    for name in ("comparisons.csv", "claims.csv", "training.csv",
-                                 "provenance.json")],
+        references=CONVERGENCE_FILES,
     output:
         report("results/figures/convergence.pdf", caption="../report/convergence.rst",
                category="Figures"),
@@ -110,7 +112,7 @@ rule figure_convergence:
     benchmark:
         "results/benchmarks/figure_convergence/all.tsv"
     params:
-        references=CONVERGENCE.get("references", []),
+        references=[str(folder) for folder in convergence_references(config)],
     shell:
         "{PYTHON}.report.figures.convergence --config {input.config:q}"
         " --comparisons {input.comparisons:q} --references {params.references:q}"

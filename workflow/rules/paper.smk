@@ -44,6 +44,7 @@ rule paper_sections:
         probes=PROBE_CSVS,
         analysis=ANALYSIS_OUTPUTS,
         figures=PAPER_FIGURES,
+        references=CONVERGENCE_FILES,
     output:
         PAPER_PARTS,
     log:

@@ -10,7 +10,7 @@ sentence a verdict or a measurement gets. A new section is a template plus a fun
 from __future__ import annotations
 
 from ..study import Study
-from . import back, claims, cost, front, results, tables, training
+from . import back, claims, convergence, cost, front, results, tables, training
 
 # the confidence level of every interval: sacrebleu's bootstrap (evaluate/score.py) and the
 # paired bootstrap's 2.5-97.5 percentiles (evaluate/compare.py)
@@ -20,6 +20,7 @@ FIGURE_RULES = {  # figure file stem -> the rule that draws it (sweep_*: figure_
     "training": "figure_training",
     "cost": "figure_cost",
     "alignment": "figure_alignment",
+    "convergence": "figure_convergence",
     "probes": "probe_figures",
 }
 
@@ -34,6 +35,7 @@ SECTIONS = {
     "masking": results.masking,
     "sweeps": results.other_sweeps,
     "training": training.training,
+    "convergence": convergence.section,
     "cost": cost.cost,
     "attention": results.attention,
     "probes": back.probes,

@@ -2,7 +2,7 @@
 build's budget to the committed references of longer studies (config/converged.yaml, in parts).
 
 The references are read as they are, from `convergence.references` (folders made by `make
-reference`: comparisons.csv with its `epoch` column, claims.csv, training.csv, provenance.json),
+reference`, relative to the checkout: comparisons.csv with its `epoch` column, claims.csv, training.csv, provenance.json),
 as the GPU rows are read from `bench.measured`; each names the commit and config it came from.
 `convergence.effects` says which comparison carries each claim's effect:
 
@@ -20,7 +20,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from ...config import convergence_references
 from ...evaluate.score import ALL, FINAL
+from ..study import Study
+from . import claims
 
 PATH_COLUMNS = [
     "claim", "comparison", "bucket", "metric", "study", "epoch", "delta", "ci_low", "ci_high",
@@ -100,6 +103,14 @@ def effect_paths(
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=PATH_COLUMNS)
 
 
+def fixed_budget(config: dict) -> int | None:
+    """This build's epoch budget when every run trains to it (early stopping cannot trigger:
+    patience >= epochs), else None: its final models then stopped each at its own epoch."""
+    train = config.get("train", {})
+    epochs, patience = train.get("epochs"), train.get("patience", 0)
+    return epochs if epochs is not None and patience >= epochs else None
+
+
 def point_order(epochs) -> list[str]:
     """Budget points in training order: epochs ascending, then "final"."""
     numbers = sorted({int(e) for e in epochs if str(e) != FINAL})
@@ -151,3 +162,46 @@ def convergence_of_runs(training: pd.DataFrame) -> pd.DataFrame:
             "still_improving": bool(last_gain > STILL_IMPROVING),
         })  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def section(study: Study) -> dict:
+    """The training-budget section: this build's budget, each committed reference (its commit,
+    config, runs that hit their cap or were still improving), every D effect per budget point,
+    and the verdict at this budget against the verdict at convergence."""
+    config = study.config.get("convergence") or {}
+    effects = config.get("effects") or {}
+    references = [read_reference(folder) for folder in convergence_references(study.config)]
+    epochs = fixed_budget(study.config)
+    here = study.comparisons if len(study.comparisons) else pd.DataFrame(columns=PATH_COLUMNS)
+    paths = effect_paths(here, references, effects, epochs=epochs)
+    order = point_order(paths.epoch) if len(paths) else []
+    paths = paths.assign(order=paths.epoch.map(order.index)).sort_values(
+        ["claim", "comparison", "study", "order"])  # fmt: skip
+    found = claims.claims(study)
+    verdicts = verdict_table(study.claims, references, list(effects)) if len(study.claims) else (
+        pd.DataFrame(columns=["claim"]))  # fmt: skip
+    rows = [{**row, "short": found[row["claim"]].short if row["claim"] in found else ""}
+            for row in verdicts.to_dict("records")]  # fmt: skip
+    return {
+        "enabled": bool(config),
+        "budget": epochs or study.config.get("train", {}).get("epochs"),
+        "references": [reference_facts(ref) for ref in references],
+        "paths": paths.to_dict("records"),
+        "verdicts": rows,
+        "moved": [row for row in rows if row["moved"]],
+        "held": [row["claim"] for row in rows if row["converged"] == row["verdict"]],
+        "not_run": [row["claim"] for row in rows if row["converged"] == "not run"],
+    }
+
+
+def reference_facts(ref: Reference) -> dict:
+    runs = convergence_of_runs(ref.training)
+    return {
+        "name": ref.name, "config": ref.config_name, "commit": ref.commit, "runs": len(runs),
+        "variants": runs.variant.nunique() if len(runs) else 0,
+        "hit_cap": int(runs.hit_cap.sum()) if len(runs) else 0,
+        "still_improving": sorted(runs[runs.still_improving].run) if len(runs) else [],
+        "epochs": (int(runs.epochs_trained.min()), int(runs.epochs_trained.max()))
+        if len(runs) else None,
+        "wall_minutes": ref.provenance.get("wall_seconds", 0) / 60,
+    }  # fmt: skip

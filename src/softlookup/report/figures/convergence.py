@@ -15,7 +15,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..facts.convergence import STUDY, effect_paths, point_order, read_reference
+from ..facts.convergence import STUDY, effect_paths, fixed_budget, point_order, read_reference
 from . import style
 
 METRIC_LABELS = {"bleu": "B - A (BLEU)", "chrf": "B - A (chrF)",
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     comparisons = pd.read_csv(args.comparisons, dtype={"epoch": str})
     references = [read_reference(folder) for folder in args.references]
     paths = effect_paths(comparisons, references, config["convergence"]["effects"],
-                         epochs=config["train"]["epochs"])  # fmt: skip
+                         epochs=fixed_budget(config))  # fmt: skip
     style.setup()
     print(style.save(draw(paths), args.out))
 
