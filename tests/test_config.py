@@ -183,7 +183,10 @@ def test_make_names_a_config_file_that_does_not_parse_before_snakemake_runs(tmp_
         (workdir / part).symlink_to(ROOT / part)
     venv = tmp_path / "venv"  # stands in for .venv, already set up: make installs nothing
     (venv / "bin").mkdir(parents=True)
-    (venv / "bin" / "python").symlink_to(sys.executable)
+    # a script, not a link: a linked interpreter looks for pyvenv.cfg beside the link and would
+    # run without this venv's packages
+    (venv / "bin" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (venv / "bin" / "python").chmod(0o755)
     (venv / ".installed").touch()
     (workdir / "mine.yaml").write_text(UNCLOSED)
     expected = {"mine.yaml": "mine.yaml, line 2, column 7: expected ',' or ']'",
