@@ -26,7 +26,8 @@ def write_reference(folder, claims, comparisons, training):
     pd.DataFrame(comparisons).to_csv(folder / "comparisons.csv", index=False)
     pd.DataFrame(claims).to_csv(folder / "claims.csv", index=False)
     pd.DataFrame(training).to_csv(folder / "training.csv", index=False)
-    provenance = {"config_name": folder.name, "environment": {"commit": "abcdef1234"}}
+    provenance = {"config_name": folder.name, "environment": {"commit": "abcdef1234"},
+                  "config": {"train": {"epochs": 10, "patience": 2, "ladder": [1, 2, "final"]}}}
     (folder / "provenance.json").write_text(json.dumps(provenance))
     return convergence.read_reference(folder)
 
@@ -126,3 +127,4 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
         "convergence.tex").render(**common(study, [], []), **facts)  # fmt: skip
     assert r"moves from \emph{reproduced} to \emph{partly}" in text
     assert "gap does not grow" in text and "this build & 2 & +12.00" in text
+    assert "at most\n10 epochs with patience 2, budget points 1, 2 and final" in text

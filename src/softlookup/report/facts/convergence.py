@@ -191,12 +191,16 @@ def section(study: Study) -> dict:
         "moved": [row for row in rows if row["moved"]],
         "held": [row["claim"] for row in rows if row["converged"] == row["verdict"]],
         "not_run": [row["claim"] for row in rows if row["converged"] == "not run"],
+        "improving_bar": STILL_IMPROVING,
     }
 
 
 def reference_facts(ref: Reference) -> dict:
     runs = convergence_of_runs(ref.training)
+    train = ref.provenance.get("config", {}).get("train", {})
     return {
+        "cap": train.get("epochs"), "patience": train.get("patience"),
+        "ladder": [str(point) for point in train.get("ladder") or [FINAL]],
         "name": ref.name, "config": ref.config_name, "commit": ref.commit, "runs": len(runs),
         "variants": runs.variant.nunique() if len(runs) else 0,
         "hit_cap": int(runs.hit_cap.sum()) if len(runs) else 0,
