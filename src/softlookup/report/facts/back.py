@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ...claims.checks import ALPHA
+from ...evaluate.compare import Z95
 from ..study import Study
 from . import claims, front, tables, training
 
@@ -74,6 +76,8 @@ def ledger(study: Study) -> dict:
         ],
         "counts": {v: len(found.with_verdict(v)) for v in claims.VERDICTS},
         "total": len(found),
+        "z": Z95,  # the interval: delta +- z se (evaluate/compare.py)
+        "alpha": ALPHA,  # a paired test passes below this Holm-adjusted p (claims/checks.py)
     }
 
 

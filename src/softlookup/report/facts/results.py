@@ -104,7 +104,6 @@ def score_functions(study: Study) -> dict:
     found = {"rows": records(gru), "dot": dot, "additive": additive, "paired": None}
     if dot and additive:
         found["paired"] = tables.paired(study, additive["variant"], dot["variant"])
-        found["apart"] = dot["ci_low"] > additive["ci_high"] or additive["ci_low"] > dot["ci_high"]
         found["faster"] = dot["tokens_per_s"] > additive["tokens_per_s"]
     return found
 
