@@ -12,7 +12,6 @@ from __future__ import annotations
 from .checks import Outcome
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "pending")
-SHOWN_IN_FULL = 4  # claims with more decisive checks get a summary line
 
 
 def verdict(outcomes: list[Outcome]) -> tuple[str, str]:
@@ -33,21 +32,6 @@ def verdict(outcomes: list[Outcome]) -> tuple[str, str]:
         reason = f"{count}; fails: {failures}"
         return "partly", reason + (f"; pending: {pending_reasons}" if waiting else "")
     return "not reproduced", f"{count}; fails: {failures}"
-
-
-def measured_summary(outcomes: list[Outcome]) -> str:
-    """Every measured number for short claims; a count and the largest deviation for long ones."""
-    decisive = [o for o in outcomes if o.status != "report"]
-    reported = [o.measured for o in outcomes if o.status == "report"]
-    if len(decisive) <= SHOWN_IN_FULL:
-        return "; ".join([o.measured for o in decisive] + reported)
-    passed = sum(o.status == "pass" for o in decisive)
-    deviations = [o.deviation for o in decisive if o.deviation is not None]
-    parts = [f"{passed}/{len(decisive)} figures agree"]
-    if deviations:
-        parts.append(f"largest deviation {max(deviations):.2g}")
-    parts += [o.measured for o in decisive if o.status != "pass"]
-    return "; ".join(parts + reported)
 
 
 def count_summary(outcomes: list[Outcome]) -> str:
