@@ -121,7 +121,7 @@ def read_meta(path: Path) -> dict:
 
 
 def run_status(path: Path) -> str:
-    """"ok" or "diverged": the one place a run's status is read (from its meta.json)."""
+    """"ok" or "diverged", from the run's meta.json (for those that need only the status)."""
     return read_meta(path)["status"]
 
 
