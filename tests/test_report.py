@@ -297,10 +297,14 @@ def test_masking_sentence_follows_the_measurement(tmp_path):
         )
     )
     assert "With no causal mask, BLEU is 2.0 [1.0, 3.0]" in copying["masking"]
-    assert (
-        "lower in training while generation is worse, the pattern of a decoder that copies"
-        in (copying["masking"])
-    )
+    # separate intervals (2.0 [1, 3] against 20) never decide that generation is worse
+    assert "whether it is worse is not decided here" in copying["masking"]
+    results = tmp_path / "a" / "results"
+    write_comparisons(results, [comparison("transformer", "transformer.causal_mask-false",
+                                           -18.0, -19.0, -17.0)])  # fmt: skip
+    paired = generate(results)["masking"]
+    assert "worse on the same sentences: the pattern expected of a" in paired
+    assert "measures directly" in paired
     assert (
         "not lower in training, so this build does not show the copying pattern"
         in (no_copying["masking"])

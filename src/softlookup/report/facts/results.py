@@ -160,14 +160,14 @@ def masking(study: Study) -> dict:
                 continue
             base = bases.loc[row["base_model"]]
             paired = tables.paired(study, base.name, row["variant"])
-            worse = paired["ci_high"] < 0 if paired else row["ci_high"] < base["ci_low"]
+            worse = bool(paired["ci_high"] < 0) if paired else None  # only a paired test decides
             switches.append(
                 {
                     "row": row.to_dict(),
                     "base": base.to_dict(),
                     "paired": paired,
                     "lower_loss": row["final_train_loss"] < base["final_train_loss"],
-                    "worse": bool(worse),
+                    "worse": worse,
                 }
             )
     return {"family": family, "switches": switches, "padding": padding(study)}
