@@ -3,7 +3,8 @@
 `local_slurm(root, gres=True)` writes /etc/slurm/slurm.conf (state, spool, logs under `root`;
 the default path, because srun inside a job reads no other), starts munged (unless one runs
 already), slurmctld and slurmd in the foreground as child processes, waits until the node is idle,
-and yields the environment under which sbatch, squeue and scontrol talk to it. On exit it stops
+and yields the environment under which sbatch, squeue and scontrol talk to it. munged counts
+as running only when it answers (`munge -n`): a socket left by a killed munged is replaced. On exit it stops
 the daemons it started, by their process ids, and removes the config files it wrote.
 `unavailable()` says why no cluster can be started here (binaries missing, not root, a SLURM
 config already there), or None.
@@ -21,6 +22,7 @@ from pathlib import Path
 
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol")
 MUNGE_SOCKET = Path("/run/munge/munge.socket.2")
+MUNGE_KEY = Path("/etc/munge/munge.key")
 CONF_DIR = Path("/etc/slurm")
 
 MARK = "# written by softlookup tests/slurm_cluster.py (removed when the test ends)"
@@ -104,16 +106,16 @@ def local_slurm(root: Path, *, gres: bool = True, cpus: int | None = None):
                                         start_new_session=True))
 
     try:
-        if not MUNGE_SOCKET.exists():
-            MUNGE_SOCKET.parent.mkdir(parents=True, exist_ok=True)
-            shutil.chown(MUNGE_SOCKET.parent, "munge", "munge")
-            start("runuser", "-u", "munge", "--", _daemon("munged"), "-F")
-            _wait(lambda: MUNGE_SOCKET.exists(), 20, "munged")
+        if not _munge_answers():
+            _prepare_munge()
+            # --force: a socket or lock left by a munged that was killed is replaced
+            start("runuser", "-u", "munge", "--", _daemon("munged"), "-F", "--force")
+            _wait(_munge_answers, 20, "munged", lambda: _tails(root))
         start(_daemon("slurmctld"), "-D", "-i", "-f", str(conf))
         time.sleep(2)
         start(_daemon("slurmd"), "-D", "-N", "localhost", "-f", str(conf))
-        _wait(lambda: _node_state(env) in ("idle", "mixed", "allocated"), 60, "slurmd",
-              lambda: f"node state {_node_state(env)!r}; {root}/slurmd.log, slurmctld.log")
+        _wait(lambda: _node_state(env) in ("idle", "mixed", "allocated"), 120, "slurmd",
+              lambda: f"(node state {_node_state(env)!r})\n{_tails(root)}")
         yield env
     finally:
         # jobs still queued or running (a failed or interrupted test): cancel them while slurmd
@@ -139,9 +141,39 @@ def local_slurm(root: Path, *, gres: bool = True, cpus: int | None = None):
             path.unlink(missing_ok=True)
 
 
+def _prepare_munge() -> None:
+    """A key and the folders munged needs, owned by munge (a fresh install may lack them)."""
+    if not MUNGE_KEY.exists():
+        subprocess.run([_daemon("mungekey"), "--create", "--keyfile", str(MUNGE_KEY)], check=True)
+        shutil.chown(MUNGE_KEY, "munge", "munge")
+    for folder in (MUNGE_SOCKET.parent, Path("/var/log/munge"), Path("/var/lib/munge")):
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.chown(folder, "munge", "munge")
+
+
+def _munge_answers() -> bool:
+    try:
+        return subprocess.run([shutil.which("munge") or "/usr/bin/munge", "-n"],
+                              capture_output=True, check=False, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _tails(root: Path, lines: int = 8) -> str:
+    """The last lines of every daemon log under `root`, for an error that says why."""
+    parts = []
+    for log in sorted([*root.glob("*.log"), *root.glob("*.out")]):
+        text = log.read_text(errors="replace").splitlines()[-lines:]
+        parts.append(f"--- {log}\n" + "\n".join(line.strip()[:300] for line in text))
+    return "\n".join(parts)
+
+
 def _node_state(env: dict) -> str:
-    result = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], env=env, capture_output=True,
-                            text=True, check=False)
+    try:
+        result = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], env=env, capture_output=True,
+                                text=True, check=False, timeout=15)
+    except subprocess.TimeoutExpired:
+        return ""
     return result.stdout.strip().rstrip("*~#")
 
 
