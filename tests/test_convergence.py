@@ -128,3 +128,9 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
     assert r"moves from \emph{reproduced} to \emph{partly}" in text
     assert "gap does not grow" in text and "this build & 2 & +12.00" in text
     assert "at most\n10 epochs with patience 2, budget points 1, 2 and final" in text
+    from softlookup.report.facts import front
+
+    abstract = " ".join(render.environment(ROOT / "paper" / "sections").get_template(
+        "abstract.tex").render(**common(study, [], []), **front.abstract(study)).split())  # fmt: skip
+    assert ("no verdict of this build holds; those on D3 move; D1 is not yet trained that long."
+            in abstract)  # fmt: skip

@@ -152,6 +152,14 @@ def make_results(
                     )
     (results / "tables").mkdir(parents=True)
     pd.DataFrame(rows).to_csv(results / "tables" / "scores.csv", index=False)
+    # D1's measure as the ledger reads it: the share of the first bucket's BLEU kept on the last
+    share = {v: 1 - drop.get(variant_settings(v)[0], 2.0) / value for v, value in bleu.items()}
+    write_comparisons(results, [
+        comparison("gru_none", v, share[v] - share["gru_none"], share[v] - share["gru_none"] - 0.03,
+                   share[v] - share["gru_none"] + 0.03, bucket=BUCKETS[-1], metric="bleu_share",
+                   mean_a=share["gru_none"], mean_b=share[v], se=0.015, se_a=0.01, se_b=0.01)
+        for v in ("gru_additive", "gru_dot") if "gru_none" in bleu and v in bleu
+    ])  # fmt: skip
     verdicts = verdicts or {}
     claims = [
         {
@@ -276,12 +284,25 @@ def test_length_sentence_follows_the_measurement(tmp_path):
     hidden = generate(
         make_results(tmp_path / "b", BASE, drop={"gru_none": 1, "gru_additive": 4, "gru_dot": 4})
     )
-    # the shares follow the measurement; the direction is the ledger's verdict sentence
-    assert "the fixed-vector model keeps 20\\% of its BLEU" in shown["length"]
-    assert "the models with attention keep between 92\\% and 95\\%" in shown["length"]
-    assert "the fixed-vector model keeps 90\\% of its BLEU" in hidden["length"]
+    # the shares are the ledger's rows (comparisons.csv, bleu_share, the longest bucket), with
+    # their intervals; the direction is the ledger's verdict sentence
+    assert "the fixed-vector model keeps 0.20 [0.18, 0.22];" in shown["length"]
+    assert ("GRU, dot keeps 0.95 [0.93, 0.97] (paired difference +0.75 [+0.72, +0.78], p = 0.001)"
+            " and GRU, additive keeps 0.95 [0.93, 0.97]") in shown["length"]
+    assert "the fixed-vector model keeps 0.90 [0.88, 0.92];" in hidden["length"]
     for files in (shown, hidden):
         assert_no_placeholders(text_of(files))
+
+
+def test_threats_name_the_head_count_stood_in_for_and_the_missing_converged_study(tmp_path):
+    bleu = {**BASE, "transformer.heads-8.d_k-16": 24.0}
+    config = {**CONFIG, "convergence": {"references": [], "effects": {}}}
+    files = generate(make_results(tmp_path, bleu), config=config)
+    # 8 heads 16 wide: the width of Vaswani's h = 32, not its count
+    assert ("the most heads trained here are 8, of width $d_k = 16$, so claim D5 tests heads as"
+            " narrow as that setting's but not its head count") in files["threats"]
+    assert "No reference of the converged study" in files["threats"]
+    assert "is yet checked against models trained to convergence" in files["abstract"]
 
 
 def test_masking_sentence_follows_the_measurement(tmp_path):
@@ -573,7 +594,7 @@ def test_an_author_changes_a_sentence_by_editing_its_template(tmp_path):
     (results / "config.json").write_text(json.dumps(CONFIG))
     study = load(results, results / "config.json")
     text = render.write(study, [], tmp_path / "out", [], templates)["length"]
-    assert "a model without attention holds on to 20\\% of its BLEU" in " ".join(text.split())
+    assert "a model without attention holds on to 0.20 [0.18, 0.22]" in " ".join(text.split())
 
 
 def test_a_printed_fraction_or_missing_value_is_an_error():

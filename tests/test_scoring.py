@@ -2,6 +2,7 @@
 comparisons of variants."""
 
 import json
+from dataclasses import asdict
 
 import pandas as pd
 import pytest
@@ -17,6 +18,7 @@ from softlookup.evaluate.score import (
     final_point,
     score_test_set,
 )
+from softlookup.models.config import parse_model_config
 
 SOURCES = ["ein kurzer satz"] * 30 + [" ".join(["wort"] * 25)] * 25
 REFERENCES = ["a man rides a red bike down the hill"] * 55
@@ -117,6 +119,7 @@ def write_run(run_dir, status, model=GRU, variant="a", seed=1, hypotheses=HYPOTH
     (run_dir / "config.json").write_text(json.dumps(config))
     meta = {
         "status": status,
+        "model_config": asdict(parse_model_config(model)),
         "train_tokens_per_s": 100.0,
         "train_wall_s": 5.0,
         "final_train_loss": 2.0,

@@ -26,6 +26,7 @@ import random
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -43,13 +44,12 @@ from .models.checkpoint import (
     copy_atomic,
     load_checked,
     model_fingerprint,
-    read_run_config,
     save_atomic,
     save_model,
-    write_json,
 )
 from .models.config import parse_model_config
 from .provenance import config_hash, environment
+from .rundir import read_run_config, write_json
 
 CHECKPOINT_FORMAT = 2  # bump when the checkpoint's meaning changes: old ones then start fresh
 
@@ -148,12 +148,13 @@ def file_hashes(paths: list[Path]) -> dict[str, str]:
     return hashes
 
 
-def fingerprint(run: dict, cfg: TrainConfig, data_files: list[Path], model) -> dict:
+def fingerprint(run: dict, model_config, cfg: TrainConfig, data_files: list[Path],
+                model) -> dict:  # fmt: skip
     """What a checkpoint must match to be resumed: one hash per part, so the log can say which
     part differs."""
     return {
         "format": CHECKPOINT_FORMAT,
-        "model_config": config_hash(asdict(parse_model_config(run["model"]))),
+        "model_config": config_hash(asdict(model_config)),
         "train_config": config_hash({k: v for k, v in asdict(cfg).items() if k != "ladder"}),
         "seed": run["seed"],
         "languages": f"{run['src']}-{run['tgt']}",
@@ -184,80 +185,150 @@ def load_resumable(path: Path, current: dict) -> dict | None:
     return saved
 
 
+@dataclass
+class TrainingData:
+    """A run's encoded training pairs (lists of piece ids), its validation batches, and the files
+    they came from (for the fingerprint)."""
+
+    src: list
+    tgt: list
+    valid: list[Batch]
+    files: list[Path]
+
+    def batches(self, seed: int, max_tokens: int) -> list[Batch]:
+        return make_batches(self.src, self.tgt, max_tokens, shuffle=True, seed=seed)
+
+
+def load_training_data(run: dict, cfg: TrainConfig, sp, data_dir: Path,
+                       spm_path: Path) -> TrainingData:  # fmt: skip
+    """The train split (pairs with sources over `max_source_words` dropped) and the valid split,
+    encoded with the BPE model `sp`."""
+    src_lines, tgt_lines = read_split(data_dir, "train", run["src"], run["tgt"])
+    if cfg.max_source_words is not None:
+        pairs = [(s, t) for s, t in zip(src_lines, tgt_lines)
+                 if len(s.split()) <= cfg.max_source_words]
+        print(f"max_source_words={cfg.max_source_words}: kept {len(pairs)} of {len(src_lines)} pairs")
+        src_lines, tgt_lines = [s for s, _ in pairs], [t for _, t in pairs]
+    if not src_lines:
+        raise ValueError(f"no training pairs left (max_source_words={cfg.max_source_words})")
+    valid_src, valid_tgt = read_split(data_dir, "valid", run["src"], run["tgt"])
+    return TrainingData(
+        src=encode(sp, src_lines, cfg.max_sentence_tokens),
+        tgt=encode(sp, tgt_lines, cfg.max_sentence_tokens),
+        valid=make_batches(encode(sp, valid_src, cfg.max_sentence_tokens),
+                           encode(sp, valid_tgt, cfg.max_sentence_tokens),
+                           cfg.max_tokens, shuffle=False),
+        files=[spm_path] + [data_dir / f"{split}.{lang}" for split in ("train", "valid")
+                            for lang in (run["src"], run["tgt"])],
+    )  # fmt: skip
+
+
+def resume_or_start(out_dir: Path, current: dict, model, optimizer, device) -> dict:
+    """The progress saved in out_dir/checkpoint.pt, with the model, optimizer and random state
+    restored, when that checkpoint was trained on this run (fingerprint `current`); otherwise a
+    fresh start, and whatever an earlier run left is removed as stale."""
+    saved = load_resumable(out_dir / "checkpoint.pt", current)
+    if saved is None:
+        for stale in ("checkpoint.pt", "best.pt", "model.pt"):
+            (out_dir / stale).unlink(missing_ok=True)
+        shutil.rmtree(out_dir / "ladder", ignore_errors=True)
+        return {
+            "epoch": 0,
+            "step": 0,
+            "best_val_loss": math.inf,
+            "best_epoch": 0,
+            "wall_s": 0.0,
+            "status": "ok",
+            "history": [],
+            "ladder": {},  # point -> {"weights_epoch", "val_loss"} of the weights kept there
+        }
+    model.load_state_dict(saved["model"])
+    optimizer.load_state_dict(saved["optimizer"])
+    torch.set_rng_state(saved["rng"])
+    if device.type == "cuda" and "cuda_rng" in saved:
+        torch.cuda.set_rng_state_all(saved["cuda_rng"])
+    print(f"resuming {out_dir} after epoch {json.loads(saved['progress'])['epoch']}")
+    return {"ladder": {}, **json.loads(saved["progress"])}
+
+
+def train_epoch(model, optimizer, batches: list[Batch], state: dict, total_steps: int,
+                cfg: TrainConfig, device, epoch: int) -> dict | None:  # fmt: skip
+    """One pass over `batches`, advancing state["step"]. Returns the epoch's log row without its
+    validation loss, or None when the loss went non-finite (state["status"] = "diverged")."""
+    model.train()
+    started, tokens, loss_sum = time.perf_counter(), 0, 0.0
+    progress = tqdm(batches, desc=f"epoch {epoch}", mininterval=10, miniters=1)
+    for index, batch in enumerate(progress):
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(state["step"], total_steps, cfg)
+        loss = batch_loss(model, batch, device, cfg.label_smoothing)
+        loss_value = loss.item()
+        if not math.isfinite(loss_value):
+            state["status"] = "diverged"
+            print(f"diverged at epoch {epoch}, step {state['step']}: loss {loss_value}")
+            return None
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
+        optimizer.step()
+        state["step"] += 1
+        tokens += batch.target_tokens
+        loss_sum += loss_value * batch.target_tokens
+        if index % 20 == 0:  # tqdm's own count lags between its refreshes
+            elapsed = time.perf_counter() - started
+            progress.set_postfix(
+                loss=f"{loss_value:.3f}", tok_s=f"{tokens / elapsed:.0f}", refresh=False
+            )
+    wall = time.perf_counter() - started
+    return {
+        "epoch": epoch,
+        "steps": state["step"],
+        "train_loss": loss_sum / tokens,
+        "lr": optimizer.param_groups[0]["lr"],
+        "target_tokens": tokens,
+        "wall_s": wall,
+        "tokens_per_s": tokens / wall,
+    }
+
+
+def save_checkpoint(path: Path, model, optimizer, device, state: dict, current: dict) -> None:
+    """Everything needed to resume after this epoch: weights, optimizer, random state, progress."""
+    save_atomic(
+        {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "rng": torch.get_rng_state(),
+            **({"cuda_rng": torch.cuda.get_rng_state_all()} if device.type == "cuda" else {}),
+            "progress": json.dumps(state),
+            "fingerprint": json.dumps(current),
+        },
+        path,
+    )
+
+
 def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
     """Train `run` = {"model": {...}, "train": {...}, "seed": int, "src": "de", "tgt": "en"}."""
     cfg = TrainConfig.from_dict(run.get("train", {}))
+    model_config = parse_model_config(run["model"])
     seed_everything(run["seed"])
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
 
     sp = bpe.load(spm_path)
-    vocab_size = sp.get_piece_size()
-    model = build_model(run["model"], vocab_size).to(device)
+    model = build_model(model_config, sp.get_piece_size()).to(device)
     if cfg.compile and hasattr(model, "compile_decoder_step"):
         model.compile_decoder_step()
     # fused: one kernel for every parameter (CPU and CUDA); ~7x faster than the per-tensor loop
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True
     )
-
-    src_lines, tgt_lines = read_split(data_dir, "train", run["src"], run["tgt"])
-    kept = len(src_lines)
-    if cfg.max_source_words is not None:
-        pairs = [(s, t) for s, t in zip(src_lines, tgt_lines)
-                 if len(s.split()) <= cfg.max_source_words]
-        src_lines, tgt_lines = [s for s, _ in pairs], [t for _, t in pairs]
-        print(f"max_source_words={cfg.max_source_words}: kept {len(pairs)} of {kept} pairs")
-        kept = len(pairs)
-    if not kept:
-        raise ValueError(f"no training pairs left (max_source_words={cfg.max_source_words})")
-    train_src = encode(sp, src_lines, cfg.max_sentence_tokens)
-    train_tgt = encode(sp, tgt_lines, cfg.max_sentence_tokens)
-    valid_src, valid_tgt = read_split(data_dir, "valid", run["src"], run["tgt"])
-    valid = make_batches(
-        encode(sp, valid_src, cfg.max_sentence_tokens),
-        encode(sp, valid_tgt, cfg.max_sentence_tokens),
-        cfg.max_tokens,
-        shuffle=False,
-    )
-
-    def train_batches(seed: int) -> list[Batch]:
-        return make_batches(train_src, train_tgt, cfg.max_tokens, shuffle=True, seed=seed)
-
-    steps_per_epoch = len(train_batches(run["seed"]))
-    total_steps = cfg.epochs * steps_per_epoch
-
-    data_files = [Path(spm_path)] + [
-        Path(data_dir) / f"{split}.{lang}"
-        for split in ("train", "valid")
-        for lang in (run["src"], run["tgt"])
-    ]
-    current = fingerprint(run, cfg, data_files, model)
-    checkpoint_path, best_path = out_dir / "checkpoint.pt", out_dir / "best.pt"
-    state = {
-        "epoch": 0,
-        "step": 0,
-        "best_val_loss": math.inf,
-        "best_epoch": 0,
-        "wall_s": 0.0,
-        "status": "ok",
-        "history": [],
-        "ladder": {},  # point -> {"weights_epoch", "val_loss"} of the weights kept there
-    }
-    saved = load_resumable(checkpoint_path, current)
-    if saved is not None:
-        model.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
-        torch.set_rng_state(saved["rng"])
-        if device.type == "cuda" and "cuda_rng" in saved:
-            torch.cuda.set_rng_state_all(saved["cuda_rng"])
-        state = {"ladder": {}, **json.loads(saved["progress"])}
-        print(f"resuming {out_dir} after epoch {state['epoch']}")
-    else:  # whatever an earlier run left is stale now
-        for stale in (checkpoint_path, best_path, out_dir / "model.pt"):
-            stale.unlink(missing_ok=True)
-        shutil.rmtree(out_dir / "ladder", ignore_errors=True)
+    data = load_training_data(run, cfg, sp, Path(data_dir), Path(spm_path))
+    total_steps = cfg.epochs * len(data.batches(run["seed"], cfg.max_tokens))
+    current = fingerprint(run, model_config, cfg, data.files, model)
+    keep_weights = partial(save_model, run=run, model=model, vocab_size=sp.get_piece_size(),
+                           fingerprint=current)  # fmt: skip
+    state = resume_or_start(out_dir, current, model, optimizer, device)
     resumed_from = state["epoch"]
 
     while state["epoch"] < cfg.epochs and state["status"] == "ok":
@@ -265,77 +336,29 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
         if epoch - state["best_epoch"] > cfg.patience:
             print(f"early stop: no better validation loss since epoch {state['best_epoch']}")
             break
-        model.train()
-        started, tokens, loss_sum = time.perf_counter(), 0, 0.0
-        progress = tqdm(
-            train_batches(run["seed"] + epoch),
-            desc=f"epoch {epoch}",
-            mininterval=10,
-            miniters=1,
-        )
-        for index, batch in enumerate(progress):
-            for group in optimizer.param_groups:
-                group["lr"] = learning_rate(state["step"], total_steps, cfg)
-            loss = batch_loss(model, batch, device, cfg.label_smoothing)
-            loss_value = loss.item()
-            if not math.isfinite(loss_value):
-                state["status"] = "diverged"
-                print(f"diverged at epoch {epoch}, step {state['step']}: loss {loss_value}")
-                break
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
-            optimizer.step()
-            state["step"] += 1
-            batch_tokens = batch.target_tokens
-            tokens += batch_tokens
-            loss_sum += loss_value * batch_tokens
-            if index % 20 == 0:  # tqdm's own count lags between its refreshes
-                elapsed = time.perf_counter() - started
-                progress.set_postfix(
-                    loss=f"{loss_value:.3f}", tok_s=f"{tokens / elapsed:.0f}", refresh=False
-                )
-        if state["status"] == "diverged":
+        batches = data.batches(run["seed"] + epoch, cfg.max_tokens)
+        row = train_epoch(model, optimizer, batches, state, total_steps, cfg, device, epoch)
+        if row is None:
             break
-        wall = time.perf_counter() - started
-        val_loss = validation_loss(model, valid, device)
-        state["wall_s"] += wall
+        row["val_loss"] = val_loss = validation_loss(model, data.valid, device)
+        state["wall_s"] += row["wall_s"]
         state["epoch"] = epoch
-        row = {
-            "epoch": epoch,
-            "steps": state["step"],
-            "train_loss": loss_sum / tokens,
-            "val_loss": val_loss,
-            "lr": optimizer.param_groups[0]["lr"],
-            "target_tokens": tokens,
-            "wall_s": wall,
-            "tokens_per_s": tokens / wall,
-        }
         state["history"].append(row)
         if not math.isfinite(val_loss):
             state["status"] = "diverged"
         elif val_loss < state["best_val_loss"]:
             state["best_val_loss"], state["best_epoch"] = val_loss, epoch
-            save_model(best_path, run, model, vocab_size, current)
+            keep_weights(out_dir / "best.pt")
         if epoch in ladder_points(asdict(cfg)):
-            keep_ladder_point(out_dir, epoch, state, run, model, vocab_size, current)
-        save_atomic(
-            {
-                "model": model.state_dict(),
-                "optimizer": optimizer.state_dict(),
-                "rng": torch.get_rng_state(),
-                **({"cuda_rng": torch.cuda.get_rng_state_all()} if device.type == "cuda" else {}),
-                "progress": json.dumps(state),
-                "fingerprint": json.dumps(current),
-            },
-            checkpoint_path,
-        )
+            keep_ladder_point(out_dir, epoch, state, keep_weights)
+        save_checkpoint(out_dir / "checkpoint.pt", model, optimizer, device, state, current)
         print(json.dumps(row))
     if resumed_from and state["epoch"] == resumed_from:
         print(f"{out_dir}: training had finished; outputs rebuilt from the checkpoint and best.pt")
 
-    extra = {"train_pairs": kept, "resumed_from_epoch": resumed_from, "fingerprint": current}
-    return finish(run, cfg, state, model, vocab_size, device, out_dir, extra)
+    extra = {"train_pairs": len(data.src), "resumed_from_epoch": resumed_from,
+             "fingerprint": current, "model_config": asdict(model_config)}  # fmt: skip
+    return finish(run, cfg, state, model, keep_weights, device, out_dir, extra)
 
 
 def delivered(state: dict) -> dict:
@@ -345,16 +368,15 @@ def delivered(state: dict) -> dict:
             "val_loss": state["best_val_loss"]}  # fmt: skip
 
 
-def keep_ladder_point(out_dir: Path, point: int, state: dict, run, model, vocab_size,
-                      current: dict) -> None:  # fmt: skip
-    """ladder/e<point>.pt: the best validation weights so far (the current ones if none was
-    best, as after a diverged validation)."""
+def keep_ladder_point(out_dir: Path, point: int, state: dict, keep_weights) -> None:
+    """ladder/e<point>.pt: the best validation weights so far (the current ones, written by
+    `keep_weights(path)`, if none was best, as after a diverged validation)."""
     target = ladder_weights(out_dir, point)
     target.parent.mkdir(exist_ok=True)
     if state["best_epoch"] and (out_dir / "best.pt").exists():
         copy_atomic(out_dir / "best.pt", target)
     else:
-        save_model(target, run, model, vocab_size, current)
+        keep_weights(target)
     state["ladder"][str(point)] = delivered(state)
 
 
@@ -388,13 +410,13 @@ def stop_reason(cfg: TrainConfig, state: dict) -> str:
     return "epoch cap" if state["epoch"] >= cfg.epochs else "early stop"
 
 
-def finish(run, cfg, state, model, vocab_size, device, out_dir: Path, extra: dict) -> dict:
+def finish(run, cfg, state, model, keep_weights, device, out_dir: Path, extra: dict) -> dict:
     """Write model.pt (the best weights, or the last ones if none was best), log.csv, meta.json."""
     best = out_dir / "best.pt"
     if best.exists() and model_fingerprint(best) == extra["fingerprint"]:
         copy_atomic(best, out_dir / "model.pt")
     else:
-        save_model(out_dir / "model.pt", run, model, vocab_size, extra["fingerprint"])
+        keep_weights(out_dir / "model.pt")
     with open(out_dir / "log.csv", "w", newline="") as stream:
         writer = csv.DictWriter(stream, fieldnames=LOG_FIELDS)
         writer.writeheader()
@@ -403,7 +425,6 @@ def finish(run, cfg, state, model, vocab_size, device, out_dir: Path, extra: dic
     tokens = sum(row["target_tokens"] for row in history)
     meta = {
         "run": run,
-        "model_config": asdict(parse_model_config(run["model"])),
         "train_config": asdict(cfg),
         "status": state["status"],
         "epochs": state["epoch"],

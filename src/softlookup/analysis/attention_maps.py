@@ -51,7 +51,8 @@ from ..data import bpe
 from ..data.batching import Batch, encode, make_batches, read_split
 from ..kernels.masks import allowed_keys
 from ..models import BOS, EOS, PAD
-from ..models.checkpoint import load_model, read_run_config, run_status
+from ..models.checkpoint import load_model
+from ..rundir import read_run_config, run_status
 
 CSV_COLUMNS = ["run", "map", "quantity", "value"]
 ALIGNMENT_COLUMNS = ["run", "layer", "head", "query_pos", "key_pos", "query_token", "key_token",

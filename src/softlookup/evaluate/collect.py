@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import argparse
 import re
-from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
 
-from ..models.checkpoint import read_meta, read_run_config
-from ..models.config import parse_model_config
+from ..rundir import read_meta, read_run_config
 from .score import ALL, COLUMNS, FINAL, SETTING_COLUMNS
 
 TRAINING_METRICS = [
@@ -41,7 +39,7 @@ TRAINING_METRICS = [
 
 def run_settings(run: str, config: dict, meta: dict) -> dict:
     """The settings columns of one run (see evaluate.score.SETTING_COLUMNS)."""
-    model = asdict(parse_model_config(config["model"]))
+    model = meta["model_config"]  # the settings it trained with, defaults filled in by train
     train = config.get("train", {})
     if model["arch"] == "gru":
         width = model["hidden_dim"]
@@ -76,7 +74,7 @@ def run_settings(run: str, config: dict, meta: dict) -> dict:
         "epochs": train.get("epochs", meta.get("train_config", {}).get("epochs")),
         "seed": config["seed"],
         "parameters": meta.get("parameters"),
-        "status": meta["status"],  # = models.checkpoint.run_status(run_dir)
+        "status": meta["status"],  # = rundir.run_status(run_dir)
     }
 
 

@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF
 
-from ..models.checkpoint import read_meta, read_run_config, run_status
+from ..rundir import read_meta, read_run_config, run_status
 from .score import ALL, FINAL, bucket_order, buckets_of
 
 COLUMNS = [

@@ -14,8 +14,9 @@ import torch
 
 from ..data import bpe
 from ..data.batching import encode, length_batches, pad
-from ..models.checkpoint import load_model, run_status
+from ..models.checkpoint import load_model
 from ..models.special_tokens import EOS
+from ..rundir import run_status
 
 __all__ = ["load_model", "translate"]
 

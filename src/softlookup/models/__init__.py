@@ -16,13 +16,15 @@ from .special_tokens import BOS, EOS, PAD, UNK
 from .transformer import MultiHeadAttention, Transformer
 
 
-def build_model(cfg: dict, vocab_size: int) -> GRUSeq2Seq | Transformer:
-    """Validate the flat model config (ValueError on unknown keys or bad values) and build it."""
+def build_model(cfg: dict | GRUConfig | TransformerConfig, vocab_size: int,
+                ) -> GRUSeq2Seq | Transformer:  # fmt: skip
+    """Build the model of a parsed config, or of a flat model dict, which is validated first
+    (ValueError on unknown keys or bad values)."""
     if not isinstance(vocab_size, int) or vocab_size <= EOS + 1:
         raise ValueError(
             f"vocab_size must be an int above {EOS + 1} (the specials), got {vocab_size!r}"
         )
-    config = parse_model_config(cfg)
+    config = cfg if isinstance(cfg, GRUConfig | TransformerConfig) else parse_model_config(cfg)
     model_class = GRUSeq2Seq if isinstance(config, GRUConfig) else Transformer
     return model_class(config, vocab_size)
 

@@ -1,12 +1,10 @@
-"""Everything a run directory holds, written and read in one place.
+"""A run directory's weights, written and read in one place (its JSON files: softlookup.rundir).
 
 results/runs/<run>/
-    config.json     the run's settings (written by the workflow's `run_config` rule)
     checkpoint.pt   training state after the last finished epoch (for resuming), with the
                     fingerprint of what it was trained on
     best.pt         the best validation weights so far (a model file), kept across resumes
     model.pt        the model file translation and analysis read (a copy of best.pt)
-    meta.json       training record: status ("ok" or "diverged"), epochs, losses, versions
 
 Model files and checkpoints are written atomically and read with weights_only=True, so a
 truncated or foreign file fails with a clear `CheckpointError` rather than executing anything.
@@ -95,38 +93,3 @@ def model_fingerprint(path: Path) -> dict | None:
     """The training fingerprint a model file was saved with (None for older files)."""
     saved = load_checked(path, MODEL_KEYS)
     return json.loads(saved["fingerprint"]) if "fingerprint" in saved else None
-
-
-# -- the run directory's JSON files -------------------------------------------------------------
-
-
-def _read_run_json(path: Path, name: str, what: str) -> dict:
-    """A run's <name> (path of the file or of the run directory); a clear error if absent."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / name
-    if not path.is_file():
-        raise FileNotFoundError(f"{what} not found: {path}")
-    return json.loads(path.read_text())
-
-
-def read_run_config(path: Path) -> dict:
-    """A run's config.json (path of the file or of the run directory)."""
-    return _read_run_json(path, "config.json", "run config")
-
-
-def read_meta(path: Path) -> dict:
-    """A run's meta.json (path of the file or of the run directory)."""
-    return _read_run_json(path, "meta.json", "run metadata")
-
-
-def run_status(path: Path) -> str:
-    """"ok" or "diverged", from the run's meta.json (for those that need only the status)."""
-    return read_meta(path)["status"]
-
-
-def write_json(data: dict, path: Path) -> None:
-    path = Path(path)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
-    os.replace(partial, path)

@@ -65,6 +65,11 @@ def delta(row, digits: int = 2) -> Tex:
     return latex.interval(row["delta"], row["ci_low"], row["ci_high"], digits, sign=True)
 
 
+def estimate(row, digits: int = 2) -> Tex:
+    """A row's value with its interval: '0.23 [0.18, 0.28]'."""
+    return latex.interval(row["value"], row["ci_low"], row["ci_high"], digits)
+
+
 def p_value(value: float) -> Tex:
     """'$<$ 0.001' below a thousandth, else three decimals; '--' when there is none."""
     if latex.missing(value) or math.isnan(value):
@@ -116,6 +121,7 @@ FILTERS = {
     "interval": latex.interval,
     "bleu": bleu,
     "delta": delta,
+    "estimate": estimate,
     "p": p_value,
     "percent": percent,
     "plural": plural,

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...claims.checks import ALPHA
+from ...config import convergence_references
 from ...evaluate.compare import Z95
 from ..study import Study
 from . import claims, front, tables, training
@@ -19,6 +20,8 @@ PROBE_GROUPS = [  # claim group, what its claims are, the label of its paragraph
 ]
 MISSING_SHOWN = 8  # unreadable inputs named in the threats; the rest are counted
 DIGEST_CHARS = 24  # of each corpus file's sha256 in the appendix
+# Vaswani et al.'s Table 3 (A): the most heads trained there, and their width (d_model 512 / 32)
+PUBLISHED_MOST_HEADS, PUBLISHED_NARROWEST_HEAD = 32, 16
 
 
 def probe_curves(study: Study, probe: str, quantity: str, x: str) -> pd.DataFrame:
@@ -59,6 +62,8 @@ def discussion(study: Study) -> dict:
         "pending": found.with_verdict("pending"),
         "trained": claims.headline(found),
         "still_improving": len(training.still_improving(study)),
+        "converged_references": len(convergence_references(study.config)),
+        "most_heads": most_heads(runs),
         "runs": len(runs),
     }
 
@@ -81,6 +86,18 @@ def ledger(study: Study) -> dict:
     }
 
 
+def most_heads(runs: pd.DataFrame) -> dict | None:
+    """The most heads a Transformer of this build has, and their width d_k (None: none ran)."""
+    if not {"arch", "heads", "d_k"} <= set(runs):
+        return None
+    transformers = runs[runs["arch"] == "transformer"].dropna(subset=["heads", "d_k"])
+    if transformers.empty:
+        return None
+    row = transformers.loc[pd.to_numeric(transformers["heads"]).idxmax()]
+    return {"heads": int(row["heads"]), "d_k": int(row["d_k"]),
+            "published": PUBLISHED_MOST_HEADS, "published_d_k": PUBLISHED_NARROWEST_HEAD}  # fmt: skip
+
+
 def threats(study: Study) -> dict:
     runs = tables.runs(study)
     data = study.config.get("data", {})
@@ -88,6 +105,8 @@ def threats(study: Study) -> dict:
     epochs = runs["epochs"].dropna() if "epochs" in runs else pd.Series(dtype=float)
     return {
         "still_improving": len(training.still_improving(study)),
+        "converged_references": len(convergence_references(study.config)),
+        "most_heads": most_heads(runs),
         "runs": len(runs),
         "max_epochs": epochs.max() if len(epochs) else None,
         "seeds": runs["seed"].nunique() if len(runs) else 0,

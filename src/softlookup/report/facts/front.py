@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..labels import base_labels
 from ..study import Study
-from . import claims, cost, results, tables
+from . import claims, convergence, cost, results, tables
 
 
 def run_environment(study: Study) -> dict:
@@ -29,6 +29,7 @@ def abstract(study: Study) -> dict:
         "total": len(found),
         "best": best,
         "length": results.length_effect(study),
+        "convergence": convergence.section(study),
         "speedup": generation[-1] if generation else None,
     }
 

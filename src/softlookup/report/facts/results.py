@@ -8,6 +8,7 @@ import math
 
 import pandas as pd
 
+from ...evaluate.compare import Z95
 from ...evaluate.score import ALL, bucket_order, bucket_start
 from ..families import other_keys
 from ..labels import setting_label
@@ -54,34 +55,40 @@ def buckets(labels) -> list[str]:
 
 
 def length_effect(study: Study) -> dict | None:
-    """On the test set whose buckets reach the longest inputs, the share of its BLEU on the
-    shortest bucket each base model keeps on the longest (claim D1's measure): the largest a
-    fixed-vector model keeps and the range the models with attention keep."""
+    """Claim D1's measure, from the rows the ledger judges (comparisons.csv, metric bleu_share,
+    seeds and sentences resampled): on the test set whose buckets reach the longest inputs, the
+    share of its shortest-bucket BLEU each system keeps on the longest bucket, the fixed-vector
+    model's and each attention model's compared with it, and their paired difference. None when
+    no such comparison was scored."""
     table = length_table(study)
-    if table.empty:
+    rows = tables.comparisons(study, bucket=None, metric="bleu_share")
+    if table.empty or rows.empty:
         return None
     longest = max(
-        table["test_set"].unique(),
-        key=lambda t: max(bucket_start(b) for b in table[table["test_set"] == t]["bucket"]),
+        rows["test_set"].unique(),
+        key=lambda t: max(bucket_start(b) for b in rows[rows["test_set"] == t]["bucket"]),
     )
-    rows = table[table["test_set"] == longest]
-    order = buckets(rows["bucket"])
-    first, last = order[0], order[-1]
-    runs = tables.runs(study)
-    attention = runs.groupby("base_model")["attention"].first() if "attention" in runs else {}
-    fixed, attended = [], []
-    for model, by_model in rows.groupby("base_model"):
-        value = by_model.set_index("bucket")["value"]
-        if first in value.index and last in value.index and value[first] > 0:
-            kept = fixed if attention.get(model) == "none" else attended
-            kept.append(value[last] / value[first])
-    attended.sort()
+    rows = rows[rows["test_set"] == longest]
+    last = buckets(rows["bucket"])[-1]
+    attention = tables.runs(study).groupby("variant")["attention"].first()
+    rows = rows[(rows["bucket"] == last) & (rows["system_a"].map(attention) == "none")
+                & (rows["system_b"].map(attention) != "none")]  # fmt: skip
+    if rows.empty:
+        return None
+
+    def share(row, side: str) -> dict:
+        spread = Z95 * row[f"se_{side}"]
+        value = row[f"mean_{side}"]
+        return {"label": row[f"label_{side}"], "value": value,
+                "ci_low": value - spread, "ci_high": value + spread}  # fmt: skip
+
+    compared = records(rows.sort_values("mean_b", ascending=False))
     return {
         "test_set": longest,
-        "first": first,
+        "first": buckets(table[table["test_set"] == longest]["bucket"])[0],
         "last": last,
-        "fixed": max(fixed) if fixed and attended else None,
-        "attention": (attended[0], attended[-1]) if fixed and attended else None,
+        "fixed": share(compared[0], "a"),
+        "attention": [{**share(row, "b"), "gap": row} for row in compared],
         "published_words": PUBLISHED_WORDS,
         "reaches_published": bucket_start(last) >= PUBLISHED_WORDS,
     }
