@@ -287,7 +287,7 @@ def test_length_sentence_follows_the_measurement(tmp_path):
     # the shares are the ledger's rows (comparisons.csv, bleu_share, the longest bucket), with
     # their intervals; the direction is the ledger's verdict sentence
     assert "the fixed-vector model keeps 0.20 [0.18, 0.22];" in shown["length"]
-    assert ("GRU, dot keeps 0.95 [0.93, 0.97] (paired difference +0.75 [+0.72, +0.78], p = 0.001)"
+    assert ("GRU, dot keeps 0.95 [0.93, 0.97] (paired difference +0.75 [+0.72, +0.78], p 0.001)"
             " and GRU, additive keeps 0.95 [0.93, 0.97]") in shown["length"]
     assert "the fixed-vector model keeps 0.90 [0.88, 0.92];" in hidden["length"]
     for files in (shown, hidden):
