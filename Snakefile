@@ -36,6 +36,8 @@ configfile: "config/config.yaml"
 
 # Before any job: every problem in one line (key and where it sits), then the schema's own check.
 # Sweep points are checked as merged model configs, test sets against the prepared splits.
+# First the null entries by which a merged config removes one of config.yaml's are dropped
+# (softlookup.config.REMOVABLE: a split, data.join, a joined test set, a comparison...).
 try:
     check(config, load_schema(workflow.source_path("workflow/schemas/config.schema.yaml")),
           files=[*workflow.configfiles])

@@ -20,6 +20,7 @@ from softlookup.config import (
     ConfigError,
     all_variants,
     check,
+    drop_removed,
     ladder_points,
     load_schema,
     main,
@@ -513,3 +514,79 @@ def test_a_ladder_point_must_be_an_epoch_or_final(config):
     assert "ladder" in errors_of(config)
     config["train"]["ladder"] = [2, 2]
     assert "ladder" in errors_of(config)
+
+
+# --- the long-sentence study: a corpus of sitting days as the main corpus; null removes --------
+
+def test_the_long_study_passes_and_trains_only_claim_d1s_grus():
+    config = merged("long.yaml")
+    variants = check(config, SCHEMA)
+    assert set(variants) == {"gru_none", "gru_additive", "gru_none.max_source_words-20",
+                             "gru_additive.max_source_words-20"}
+    assert set(config["comparisons"]) == {"d1_additive_vs_none", "d1_additive_all_vs_cap20",
+                                          "d1_none_all_vs_cap20"}
+    assert {pair["test_set"] for pair in config["comparisons"].values()} == {"test_europarl"}
+    assert "join" not in config["data"] and "joined_tests" not in config["data"]
+    assert set(config["data"]["splits"]) == {"train", "valid", "test_europarl"}
+    assert set(config["convergence"]["effects"]) == {"D1"}
+    assert config["seeds"] == [1, 2] and ladder_points(config["train"]) == [1, 2, 4, 8]
+
+
+@pytest.mark.parametrize("key, value", [
+    ("join", {"k": [1, 2]}),
+    ("joined_tests", {"test_long": ["test_2016_flickr"]}),
+    ("concat", [2]),
+])
+def test_a_day_archive_refuses_joined_pairs_naming_the_key(key, value):
+    config = merged("long.yaml")
+    config["data"][key] = value
+    message = errors_of(config)
+    assert message.startswith(f"config: data.{key}: ") and "data.archive" in message
+    assert f"set data.{key}: null" in message
+
+
+def test_day_patterns_are_splits_of_an_archive_only():
+    config = merged("long.yaml")
+    del config["data"]["archive"]
+    assert "data.splits.train" in errors_of(config)  # 'ep-01-09-*+...' is no file stem
+
+
+def test_a_merged_config_removes_an_entry_by_setting_it_to_null(config):
+    update_config(config, {
+        "data": {"splits": {"test_2016_flickr": None, "test_2017": "test_2017_flickr"},
+                 "join": None, "joined_tests": {"test_long": None}},
+        "comparisons": {"d2_dot_vs_additive": None},
+        "convergence": {"effects": {"D2": None}},
+        "evaluate": {"test_sets": ["test_2017"]},
+        "analysis": {"test_set": "test_2017"},
+    })
+    check(config, SCHEMA)
+    data = config["data"]
+    assert set(data["splits"]) == {"train", "valid", "test_2017"}
+    assert "join" not in data and data["joined_tests"] == {}
+    assert "d2_dot_vs_additive" not in config["comparisons"] and "d2_dot_vs_general" in (
+        config["comparisons"])
+    assert "D2" not in config["convergence"]["effects"]
+    update_config(config, {"data": {"joined_tests": None}})
+    assert "joined_tests" not in drop_removed(config)["data"]
+
+
+def test_a_null_outside_the_removable_entries_is_still_an_error(config):
+    update_config(config, {"evaluate": {"bootstrap": None}})
+    assert "evaluate.bootstrap" in errors_of(config)
+
+
+def test_the_long_study_resolves_its_whole_dag_in_a_dry_run(tmp_path):
+    """`make paper CONFIG="config/config.yaml config/long.yaml"` without running a job: the
+    archive is fetched and prepared by prepare_corpus, 8 runs trained and translated on
+    test_europarl at every budget point, and the paper built."""
+    workdir = workdir_with_project(tmp_path)
+    result = snakemake(workdir, "--configfile", "config/config.yaml", "config/long.yaml",
+                       "--dry-run")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout.split("Job stats:")[1], re.M))
+    assert (jobs["prepare_corpus"], jobs["train"], jobs["translate"], jobs["compare"],
+            jobs["paper"]) == ("1", "8", "8", "1", "1")
+    assert "--archive resources/corpora/europarl-it-en/it-en-1996-2001.tar.gz" in result.stdout
+    assert "test_europarl" in result.stdout and "test_2016_flickr" not in result.stdout
+    assert not (workdir / "results").exists()

@@ -1,7 +1,10 @@
 import gzip
 import io
+import json
 import shutil
 import stat
+import subprocess
+import sys
 import tarfile
 import urllib.error
 from pathlib import Path
@@ -9,7 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from snakemake.utils import update_config
 
+from softlookup.config import drop_removed
 from softlookup.data import sources
 from softlookup.data.batching import length_batches, make_batches
 from softlookup.data.prepare import (
@@ -371,3 +376,26 @@ def test_batches_add_bos_eos_and_pad():
     assert batch.tgt_in[rows[1]].tolist() == [2, 9, 10, 11]
     assert batch.tgt_out[rows[0]].tolist() == [8, 3, 0, 0]
     assert batch.target_tokens == 2 + 4
+
+
+def test_the_long_studys_europarl_subset_has_its_measured_counts(tmp_path):
+    """`prepare --archive` with config/long.yaml's day patterns (merged over config.yaml, as the
+    rule prepare_corpus calls it): the pair counts its header states, natural sentences past 60
+    words in the test set, no sitting day in two splits."""
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    update_config(config, yaml.safe_load((ROOT / "config" / "long.yaml").read_text()))
+    data = drop_removed(config)["data"]
+    archive = mirror() / data["corpus"] / data["archive"]
+    command = [sys.executable, "-m", "softlookup.data.prepare", "--archive", str(archive),
+               "--out-dir", str(tmp_path), "--src", data["src"], "--tgt", data["tgt"],
+               "--splits", *[f"{split}={days}" for split, days in data["splits"].items()],
+               "--bucket-edges", *map(str, config["evaluate"]["bucket_edges"])]
+    subprocess.run(command, check=True, capture_output=True, text=True)
+    splits = json.loads((tmp_path / "manifest.json").read_text())["splits"]
+    assert {name: split["pairs"] for name, split in splits.items()} == {
+        "train": 31_259, "valid": 3_569, "test_europarl": 10_239}
+    assert [splits[name]["days"] for name in splits] == [15, 2, 5]
+    test = splits["test_europarl"]
+    assert test["examples"] == test["pairs"]  # one sentence a line: nothing joined
+    assert test["buckets"][">60"] == 591 and test["source_words"]["max"] == 166
+    assert splits["train"]["last_day"] < splits["valid"]["first_day"] < test["first_day"]

@@ -1,9 +1,11 @@
 """The workflow config: checked before any job, and the runs it names.
 
-`check(config, schema)` reports every schema error in one line each (key and where it sits,
-before any schema text), then checks what a schema cannot: every sweep names a model of the
-config, every sweep point is a valid model config, every test set is a prepared split, every
-`run_only` pattern matches something. `variants(config)` lists the variants a config trains.
+`check(config, schema)` first drops the null entries by which a config merged over another
+removes one (`drop_removed`, REMOVABLE: `comparisons: {d2_dot_vs_additive: null}`), reports every
+schema error in one line each (key and where it sits, before any schema text), then checks what a
+schema cannot: a corpus of sitting days (data.archive) is not joined, every sweep names a model
+of the config, every sweep point is a valid model config, every test set is a prepared split,
+every `run_only` pattern matches something. `variants(config)` lists the variants a config trains.
 
 A variant is a base model (`transformer`) or a sweep point of one. A sweep is either one key,
 `{model: m, key: heads, values: [1, 8]}`, or a grid, `{model: m, grid: {d_k: [16, 64],
@@ -296,9 +298,44 @@ def measured_bench(config: dict) -> list[str]:
     return paths
 
 
+# Entries a config merged over another removes by setting them to null (Snakemake merges dicts
+# key by key, so a later file cannot drop a key otherwise): `*` is every key of that mapping.
+REMOVABLE = ("data.splits.*", "data.join", "data.joined_tests", "data.joined_tests.*",
+             "comparisons.*", "convergence.effects.*")
+
+
+def drop_removed(config: dict) -> dict:
+    """`config` without the null entries of REMOVABLE (in place, so that the rules read it so);
+    returns it. `data.splits: {test_2016_flickr: null}` drops that split, say."""
+    for path in REMOVABLE:
+        *parents, last = path.split(".")
+        mapping = config
+        for key in parents:
+            mapping = mapping.get(key) if isinstance(mapping, dict) else None
+        if not isinstance(mapping, dict):
+            continue
+        for key in list(mapping) if last == "*" else [last]:
+            if key in mapping and mapping[key] is None:
+                del mapping[key]
+    return config
+
+
+def archive_conflicts(data: dict) -> list[str]:
+    """One line per data key that a corpus of sitting days (data.archive) cannot have: its
+    splits are whole days, never joined or concatenated pairs."""
+    if not data.get("archive"):
+        return []
+    return [f"data.{key}: {data[key]!r} joins pairs, which a corpus of sitting days "
+            f"(data.archive {data['archive']!r}) does not; set data.{key}: null"
+            for key in ("join", "joined_tests", "concat") if data.get(key)]
+
+
 def check(config: dict, schema: dict, files: list[str] | None = None) -> dict[str, Variant]:
-    """Stop with one line per problem, before any job; returns the selected variants."""
-    errors = schema_errors(config, schema)
+    """Stop with one line per problem, before any job; returns the selected variants.
+
+    First drops the null entries a merged config removes (drop_removed), in place."""
+    drop_removed(config)
+    errors = schema_errors(config, schema) or archive_conflicts(config["data"])
     source = f" (config files: {', '.join(map(str, files))})" if files else ""
     if errors:
         raise ConfigError("\n".join(f"config: {line}{source}" for line in errors))

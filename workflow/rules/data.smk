@@ -2,15 +2,30 @@
 # Every config value reaches the shell quoted (`:q`, lists element by element); the splits
 # mapping travels as NAME=STEM items, never as JSON in a shell string. Which splits prepare
 # writes is softlookup.config's one list (prepared_splits), which also checks the test sets.
+# The main corpus is either files per split (Multi30k: rule prepare_corpus below) or, with
+# data.archive, a day archive of whole sitting days (config/long.yaml: Europarl), prepared by
+# the rule that prepares the data.extra corpora (the loop at the end).
 from softlookup.config import prepared_splits
+
+
+def split_options(data):
+    """Options of `softlookup.data.prepare` for the splits of one corpus (config["data"] or an
+    entry of data.extra): --splits NAME=STEM (or NAME=day patterns), --max-train-pairs."""
+    options = ["--splits", *[f"{split}={value}" for split, value in data["splits"].items()]]
+    if data.get("max_train_pairs"):
+        options += ["--max-train-pairs", str(data["max_train_pairs"])]
+    return options
+
+
+def bucket_options():
+    """--bucket-edges: the manifest counts each split's examples per source-length bucket."""
+    return ["--bucket-edges", *map(str, config["evaluate"]["bucket_edges"])]
 
 
 def prepare_options():
     """Options of `softlookup.data.prepare` for config["data"] (a list: each item quoted)."""
     data = config["data"]
-    options = ["--splits", *[f"{split}={stem}" for split, stem in data["splits"].items()]]
-    if data.get("max_train_pairs"):
-        options += ["--max-train-pairs", str(data["max_train_pairs"])]
+    options = split_options(data)
     if data.get("concat"):
         options += ["--concat", *map(str, data["concat"])]
     join = data.get("join")
@@ -22,7 +37,7 @@ def prepare_options():
     if joined:
         options += ["--joined-test",
                     *[f"{name}={'+'.join(stems)}" for name, stems in joined.items()]]
-    return options + ["--bucket-edges", *map(str, config["evaluate"]["bucket_edges"])]
+    return options + bucket_options()
 
 
 def corpus_stems():
@@ -34,9 +49,21 @@ def corpus_stems():
     return stems
 
 
+def day_options(days):
+    """Options of `softlookup.data.prepare --archive` for a corpus of sitting days (an entry of
+    data.extra, or config["data"] with data.archive)."""
+    return ["--src", days["src"], "--tgt", days["tgt"], *split_options(days), *bucket_options()]
+
+
 # Extra corpora of sitting days (config/paper.yaml: Europarl it-en, the length axis), each
 # prepared with whole days held out into results/data/<name>/ with its own BPE model.
 EXTRA_DATA = config["data"].get("extra") or {}
+# Every corpus of sitting days: name -> (its settings, its data directory). With data.archive the
+# main corpus is one of them, named `corpus` (its rule: prepare_corpus, as for Multi30k); its
+# BPE model is rule train_bpe's, as for Multi30k.
+DAY_CORPORA = {name: (extra, f"results/data/{name}") for name, extra in EXTRA_DATA.items()}
+if config["data"].get("archive"):
+    DAY_CORPORA["corpus"] = (config["data"], DATA_DIR)
 
 
 rule fetch_corpus_file:
@@ -53,37 +80,39 @@ rule fetch_corpus_file:
         " --out {output:q} {params.mirror:q} > {log:q} 2>&1"
 
 
-rule prepare_corpus:
-    input:
-        expand(
-            "resources/corpora/{corpus}/{stem}.{lang}.gz",
-            corpus=config["data"]["corpus"],
-            stem=corpus_stems(),
-            lang=[SRC, TGT],
-        ),
-    output:
-        manifest=report(
-            f"{DATA_DIR}/manifest.json",
-            caption="../report/manifest.rst",
-            category="Data",
-        ),
-        splits=expand(
-            f"{DATA_DIR}/{{split}}.{{lang}}",
-            split=prepared_splits(config),
-            lang=[SRC, TGT],
-        ),
-    log:
-        "results/logs/data/prepare.log",
-    benchmark:
-        "results/benchmarks/prepare_corpus/all.tsv"
-    params:
-        raw=f"resources/corpora/{config['data']['corpus']}",
-        out_dir=DATA_DIR,
-        languages=["--src", SRC, "--tgt", TGT],
-        options=prepare_options(),
-    shell:
-        "{PYTHON}.data.prepare --raw-dir {params.raw:q} --out-dir {params.out_dir:q}"
-        " {params.languages:q} {params.options:q} > {log:q} 2>&1"
+if "corpus" not in DAY_CORPORA:
+
+    rule prepare_corpus:
+        input:
+            expand(
+                "resources/corpora/{corpus}/{stem}.{lang}.gz",
+                corpus=config["data"]["corpus"],
+                stem=corpus_stems(),
+                lang=[SRC, TGT],
+            ),
+        output:
+            manifest=report(
+                f"{DATA_DIR}/manifest.json",
+                caption="../report/manifest.rst",
+                category="Data",
+            ),
+            splits=expand(
+                f"{DATA_DIR}/{{split}}.{{lang}}",
+                split=prepared_splits(config),
+                lang=[SRC, TGT],
+            ),
+        log:
+            "results/logs/data/prepare.log",
+        benchmark:
+            "results/benchmarks/prepare_corpus/all.tsv"
+        params:
+            raw=f"resources/corpora/{config['data']['corpus']}",
+            out_dir=DATA_DIR,
+            languages=["--src", SRC, "--tgt", TGT],
+            options=prepare_options(),
+        shell:
+            "{PYTHON}.data.prepare --raw-dir {params.raw:q} --out-dir {params.out_dir:q}"
+            " {params.languages:q} {params.options:q} > {log:q} 2>&1"
 
 
 rule train_bpe:
@@ -104,55 +133,48 @@ rule train_bpe:
         " --vocab-size {params.vocab_size:q} > {log:q} 2>&1"
 
 
-def extra_options(extra):
-    """Options of `softlookup.data.prepare --archive` for one entry of data.extra."""
-    options = ["--src", extra["src"], "--tgt", extra["tgt"], "--splits",
-               *[f"{split}={days}" for split, days in extra["splits"].items()]]
-    if extra.get("max_train_pairs"):
-        options += ["--max-train-pairs", str(extra["max_train_pairs"])]
-    return options + ["--bucket-edges", *map(str, config["evaluate"]["bucket_edges"])]
-
-
-for _name, _extra in EXTRA_DATA.items():
+for _name, (_days, _dir) in DAY_CORPORA.items():
 
     rule:
         name:
             f"prepare_{_name}"
         input:
-            f"resources/corpora/{_extra['corpus']}/{_extra['archive']}",
+            f"resources/corpora/{_days['corpus']}/{_days['archive']}",
         output:
-            manifest=f"results/data/{_name}/manifest.json",
+            manifest=f"{_dir}/manifest.json",
             splits=expand(
-                f"results/data/{_name}/{{split}}.{{lang}}",
-                split=_extra["splits"],
-                lang=[_extra["src"], _extra["tgt"]],
+                f"{_dir}/{{split}}.{{lang}}",
+                split=_days["splits"],
+                lang=[_days["src"], _days["tgt"]],
             ),
         log:
             f"results/logs/data/prepare_{_name}.log",
         benchmark:
             f"results/benchmarks/prepare_{_name}/all.tsv"
         params:
-            out_dir=f"results/data/{_name}",
-            options=extra_options(_extra),
+            out_dir=_dir,
+            options=day_options(_days),
         shell:
             "{PYTHON}.data.prepare --archive {input:q} --out-dir {params.out_dir:q}"
             " {params.options:q} > {log:q} 2>&1"
 
-    rule:
-        name:
-            f"train_bpe_{_name}"
-        input:
-            f"results/data/{_name}/train.{_extra['src']}",
-            f"results/data/{_name}/train.{_extra['tgt']}",
-        output:
-            f"results/data/{_name}/spm.model",
-        log:
-            f"results/logs/data/bpe_{_name}.log",
-        benchmark:
-            f"results/benchmarks/train_bpe_{_name}/all.tsv"
-        params:
-            prefix=f"results/data/{_name}/spm",
-            vocab_size=_extra["bpe_vocab_size"],
-        shell:
-            "{PYTHON}.data.bpe --inputs {input:q} --model-prefix {params.prefix:q}"
-            " --vocab-size {params.vocab_size:q} > {log:q} 2>&1"
+    if _name in EXTRA_DATA:  # the main corpus's BPE model: rule train_bpe
+
+        rule:
+            name:
+                f"train_bpe_{_name}"
+            input:
+                f"results/data/{_name}/train.{_days['src']}",
+                f"results/data/{_name}/train.{_days['tgt']}",
+            output:
+                f"results/data/{_name}/spm.model",
+            log:
+                f"results/logs/data/bpe_{_name}.log",
+            benchmark:
+                f"results/benchmarks/train_bpe_{_name}/all.tsv"
+            params:
+                prefix=f"results/data/{_name}/spm",
+                vocab_size=_days["bpe_vocab_size"],
+            shell:
+                "{PYTHON}.data.bpe --inputs {input:q} --model-prefix {params.prefix:q}"
+                " --vocab-size {params.vocab_size:q} > {log:q} 2>&1"
