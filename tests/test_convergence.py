@@ -102,7 +102,8 @@ def test_the_figure_draws_one_panel_per_claim(reference, tmp_path):
 
 def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
     """A claim whose converged verdict differs is named with the reference's reason; the
-    template renders the table, the moved sentence and this build's point at its budget."""
+    section renders the verdict table and the moved sentence, and the appendix every effect's
+    point (this build's at its budget)."""
     from softlookup.report import render
     from softlookup.report.facts import common
     from softlookup.report.study import load
@@ -126,7 +127,10 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
     text = render.environment(ROOT / "paper" / "sections").get_template(
         "convergence.tex").render(**common(study, [], []), **facts)  # fmt: skip
     assert r"moves from \emph{reproduced} to \emph{partly}" in text
-    assert "gap does not grow" in text and "this build & 2 & +12.00" in text
+    assert "gap does not grow" in text and r"Table~\ref{tab:convergence-paths}" in text
+    appendix = render.environment(ROOT / "paper" / "sections").get_template("paths.tex").render(
+        **common(study, [], []), **convergence.paths_appendix(study))  # fmt: skip
+    assert r"\label{app:paths}" in appendix and "this build & 2 & +12.00" in appendix
     assert "at most\n10 epochs with patience 2, budget points 1, 2 and final" in text
     from softlookup.report.facts import front
 

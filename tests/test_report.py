@@ -486,10 +486,28 @@ def test_the_headline_table_and_the_discussion_read_the_verdicts(tmp_path):
     )
 
 
+def test_a_claim_judged_in_another_section_is_not_repeated_in_the_probes(tmp_path):
+    """B5's verdict sentence stands in the attention section; the probes' paragraph counts it
+    and points there instead of printing it a second time."""
+    results = make_results(tmp_path, BASE, verdicts={"B1": "partly"})
+    for name in ("claims", "checks"):
+        table = pd.read_csv(results / "claims" / f"{name}.csv", dtype=str)
+        b5 = table[table["id"] == "B1"].assign(id="B5")
+        if "short" in b5:
+            b5["short"] = "claim B5 in a few words"
+        pd.concat([table, b5]).to_csv(results / "claims" / f"{name}.csv", index=False)
+    files = generate(results)
+    assert "Of the 2 statistical claims (B1--B5), 2 partly." in files["probes"]
+    assert "Claim B1 (claim B1 in a few words) is only \\emph{partly}" in files["probes"]
+    assert "Claim B5 is judged in Section~\\ref{sec:attention}." in files["probes"]
+    assert "Claim B5 (claim B5" not in files["probes"]
+    assert "Claim B5 (claim B5 in a few words) is only \\emph{partly}" in files["attention"]
+
+
 def test_claims_ledger_macros_and_checks(tmp_path):
     files = generate(make_results(tmp_path, BASE, verdicts={"D4": "not reproduced"}))
-    assert r"0.75 [0.7, 0.8] & \raggedright \textbf{not reproduced}" in files["claims"]
-    assert r"\ref{sec:masking}" in files["claims"]
+    assert r"0.75 [0.7, 0.8] & \raggedright \textbf{not reproduced}" in files["ledger"]
+    assert r"\ref{sec:masking}" in files["ledger"] and r"\ref{app:ledger}" in files["claims"]
     assert (
         "In this build 6 of the 7 claims are reproduced, 0 partly, 1 not reproduced"
         in (files["claims"])
@@ -913,12 +931,14 @@ def test_the_attention_table_has_one_row_per_model_averaged_over_seeds(tmp_path)
                 "value": list(quantities.values()),
             }
         ).to_csv(results / "analysis" / f"attention_{run}.csv", index=False)
-    text = generate(results)["attention"]
-    table = text[text.index("\\begin{tabular}") : text.index("\\label{tab:attention}")]
+    files = generate(results)
+    text, appendix = files["attention"], files["crossattention"]
+    table = appendix[appendix.index("\\begin{tabular}") : appendix.index("\\label{tab:attention}")]
     assert "GRU, additive & 2 & 0.500 & 0.500 & 0.300 & 0.100" in table
     assert "GRU, dot & 1 & 0.500 & 0.900" in table
     assert "s1" not in table and "s2" not in table
     assert "In every model (2) that share is more than twice chance" in text
+    assert r"Table~\ref{tab:attention} (Appendix~\ref{app:attention})" in text
 
 
 def test_the_setup_names_the_models_with_their_own_training_settings(tmp_path):

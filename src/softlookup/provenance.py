@@ -20,13 +20,21 @@ PACKAGES = ("torch", "triton", "sacrebleu", "sentencepiece", "snakemake")
 
 
 def cpu_name() -> str:
-    """The CPU's model name from /proc/cpuinfo (Linux), else what platform knows."""
+    """The CPU's model name, family and model from /proc/cpuinfo (Linux; else what platform
+    knows), and the vector kernels torch dispatches to on it. Two CPUs of one name can differ in
+    family or in the kernels torch picks, and then CPU training is not bit-identical between
+    them (measured: one run's validation loss differs in its 7th digit, and later digits grow)."""
+    kernels = f"{torch.backends.cpu.get_cpu_capability()} kernels"
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.exists():
+        fields = {}
         for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+        if "model name" in fields:
+            return (f"{fields['model name']} (family {fields.get('cpu family', '?')} model "
+                    f"{fields.get('model', '?')}, {kernels})")  # fmt: skip
+    return f"{platform.processor() or platform.machine()} ({kernels})"
 
 
 def package_version(name: str) -> str:

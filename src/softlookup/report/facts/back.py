@@ -18,6 +18,8 @@ PROBE_GROUPS = [  # claim group, what its claims are, the label of its paragraph
     ("B", "statistical claims", "statistical"),
     ("C", "counting claims", "counting"),
 ]
+# claims whose verdict sentence another section prints (its label): counted here, not repeated
+JUDGED_ELSEWHERE = {"B5": "sec:attention"}
 MISSING_SHOWN = 8  # unreadable inputs named in the threats; the rest are counted
 DIGEST_CHARS = 24  # of each corpus file's sha256 in the appendix
 # Vaswani et al.'s Table 3 (A): the most heads trained there, and their width (d_model 512 / 32)
@@ -36,16 +38,18 @@ def probe_curves(study: Study, probe: str, quantity: str, x: str) -> pd.DataFram
 
 def probes(study: Study) -> dict:
     """Per claim group of the probes: its claims, the verdict counts, and the claims the text
-    names (every statistical one; the others only when not reproduced)."""
+    names (every statistical one; the others only when not reproduced), less those whose
+    sentence stands in another section (`elsewhere`: claim id -> its section's label)."""
     found = claims.claims(study)
     groups = []
     for group, name, label in PROBE_GROUPS:
         members = [c for c in found.values() if c.id.startswith(group)]
         counts = pd.Series([c.verdict for c in members], dtype=str).value_counts().to_dict()
         named = members if group == "B" else [c for c in members if c.verdict != "reproduced"]
-        groups.append(
-            {"name": name, "label": label, "claims": members, "counts": counts, "named": named}
-        )
+        elsewhere = {c.id: JUDGED_ELSEWHERE[c.id] for c in named if c.id in JUDGED_ELSEWHERE}
+        groups.append({"name": name, "label": label, "claims": members, "counts": counts,
+                       "named": [c for c in named if c.id not in elsewhere],
+                       "elsewhere": elsewhere})  # fmt: skip
     return {"groups": groups, "ledger": bool(len(found))}
 
 

@@ -164,19 +164,37 @@ def convergence_of_runs(training: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def study_paths(study: Study, references: list[Reference]) -> pd.DataFrame:
+    """Every D effect of `convergence.effects` per study and budget point, in reading order."""
+    effects = (study.config.get("convergence") or {}).get("effects") or {}
+    here = study.comparisons if len(study.comparisons) else pd.DataFrame(columns=PATH_COLUMNS)
+    paths = effect_paths(here, references, effects, epochs=fixed_budget(study.config))
+    order = point_order(paths.epoch) if len(paths) else []
+    return paths.assign(order=paths.epoch.map(order.index)).sort_values(
+        ["claim", "comparison", "study", "order"])  # fmt: skip
+
+
+def committed_references(study: Study) -> list[Reference]:
+    return [read_reference(folder) for folder in convergence_references(study.config)]
+
+
+def paths_appendix(study: Study) -> dict:
+    """The appendix's table: every D effect with its interval, per study and budget point."""
+    return {
+        "enabled": bool(study.config.get("convergence")),
+        "paths": study_paths(study, committed_references(study)).to_dict("records"),
+    }
+
+
 def section(study: Study) -> dict:
     """The training-budget section: this build's budget, each committed reference (its commit,
-    config, runs that hit their cap or were still improving), every D effect per budget point,
+    config, runs that hit their cap or were still improving), whether any D effect was drawn,
     and the verdict at this budget against the verdict at convergence."""
     config = study.config.get("convergence") or {}
     effects = config.get("effects") or {}
-    references = [read_reference(folder) for folder in convergence_references(study.config)]
+    references = committed_references(study)
     epochs = fixed_budget(study.config)
-    here = study.comparisons if len(study.comparisons) else pd.DataFrame(columns=PATH_COLUMNS)
-    paths = effect_paths(here, references, effects, epochs=epochs)
-    order = point_order(paths.epoch) if len(paths) else []
-    paths = paths.assign(order=paths.epoch.map(order.index)).sort_values(
-        ["claim", "comparison", "study", "order"])  # fmt: skip
+    paths = study_paths(study, references)
     found = claims.claims(study)
     verdicts = verdict_table(study.claims, references, list(effects)) if len(study.claims) else (
         pd.DataFrame(columns=["claim"]))  # fmt: skip
@@ -186,7 +204,7 @@ def section(study: Study) -> dict:
         "enabled": bool(config),
         "budget": epochs or study.config.get("train", {}).get("epochs"),
         "references": [reference_facts(ref) for ref in references],
-        "paths": paths.to_dict("records"),
+        "paths": bool(len(paths)),
         "verdicts": rows,
         "moved": [row for row in rows if row["moved"]],
         "held": [row["claim"] for row in rows if row["converged"] == row["verdict"]],

@@ -17,7 +17,7 @@ from ..study import Study
 from . import cli, style
 
 COLUMNS = ["layer", "head", "query_pos", "key_pos", "query_token", "key_token", "weight"]
-PER_ROW = 2  # panels side by side: each half the text width, its pieces readable
+PER_ROW = 3  # panels side by side: each a third of the text width, its pieces still readable
 
 
 def matrix(table: pd.DataFrame) -> pd.DataFrame:

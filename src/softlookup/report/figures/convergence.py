@@ -19,7 +19,8 @@ from ..facts.convergence import STUDY, effect_paths, fixed_budget, point_order, 
 from . import style
 
 METRIC_LABELS = {"bleu": "B - A (BLEU)", "chrf": "B - A (chrF)",
-                 "bleu_share": "B - A (share of short-input BLEU kept)"}  # fmt: skip
+                 "bleu_share": "B - A (share kept)"}  # fmt: skip
+PER_ROW = 2  # panels side by side: room for each panel's legend
 
 
 def effect_label(row) -> str:
@@ -30,10 +31,10 @@ def effect_label(row) -> str:
 
 def draw(paths: pd.DataFrame):
     claims = list(dict.fromkeys(paths.claim))
-    columns = min(len(claims), 2) or 1
+    columns = min(len(claims), PER_ROW) or 1
     rows_of_panels = -(-max(len(claims), 1) // columns)
     fig, grid = plt.subplots(rows_of_panels, columns, squeeze=False,
-                             figsize=style.figsize(columns, 2.2 * rows_of_panels))  # fmt: skip
+                             figsize=style.figsize(columns, 1.9 * rows_of_panels))  # fmt: skip
     axes = list(grid.flat)
     for spare in axes[len(claims):]:
         spare.set_visible(False)

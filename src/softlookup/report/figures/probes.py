@@ -1,4 +1,4 @@
-"""The statistical probes in one figure of four panels, drawn with seaborn from their CSVs:
+"""The statistical probes in one row of four panels, drawn with seaborn from their CSVs:
 (a) the std of q.k against d, unscaled and scaled, with sqrt(d) dashed (B1); (b, c) the share
 of saturated rows and the softmax Jacobian norm against d (B2); (d) the token-uniformity
 residual against depth for four random stacks (B4).
@@ -15,21 +15,24 @@ from ..facts.back import probe_curves
 from ..study import Study
 from . import cli, style
 
-PANELS = [  # probe, quantity, x, series, y label
-    ("spread", "std_score", "d", "scaling", "std of the score q·k"),
-    ("saturation", "frac_rows_saturated", "d", "scaling", "rows with largest weight > threshold"),
-    ("saturation", "mean_softmax_jacobian_norm", "d", "scaling", "softmax Jacobian norm (mean)"),
-    ("averaging", "token_uniformity_residual", "depth", "stack", r"$\|X - \bar{x}\|_F / \|X\|_F$"),
+PANELS = [  # probe, quantity, x, series, y label, where the legend hides no line (None: the
+    # series and styles of panel (a), whose legend serves them)
+    ("spread", "std_score", "d", "scaling", "std of q·k", "upper left"),
+    ("saturation", "frac_rows_saturated", "d", "scaling", "share of rows saturated", None),
+    ("saturation", "mean_softmax_jacobian_norm", "d", "scaling", "softmax Jacobian norm", None),
+    ("averaging", "token_uniformity_residual", "depth", "stack", r"$\|X - \bar{x}\|_F / \|X\|_F$",
+     "center right"),
 ]
 
 
 def probes_figure(study: Study):
-    fig, axes = style.grid(2, 2, height=4.0)
-    for ax, letter, (probe, quantity, x, series, ylabel) in zip(axes, "abcd", PANELS, strict=True):
+    fig, axes = style.grid(1, 4, height=2.1, width_ratios=[1, 1, 1, 1.4])  # (d): its legend
+    for ax, letter, (probe, quantity, x, series, ylabel, legend) in zip(axes, "abcd", PANELS, strict=True):
         rows = probe_curves(study, probe, quantity, x)
         if rows.empty:
             style.note(ax, f"no {probe} probe in results/probes")
             continue
+        rows[series] = rows[series].astype(str).str.replace("attention", "attn").str.replace("_", " + ")
         sns.lineplot(rows, x=x, y="value", hue=series, style=series, markers=True, ax=ax)
         ax.set(ylabel=ylabel, title=f"({letter})")
         if x == "d":
@@ -37,11 +40,14 @@ def probes_figure(study: Study):
             if quantity == "std_score":
                 ax.plot(dims, np.sqrt(dims), "k--", linewidth=0.8, label=r"$\sqrt{d}$")
                 ax.set_yscale("log")
-            ax.set(xscale="log", xlabel="d (vector length)")
-            ax.set_xticks(dims, [f"{d:g}" for d in dims])
+            ax.set(xscale="log", xlabel="d")
+            ax.set_xticks(dims[::2], [f"{d:g}" for d in dims[::2]])  # every other: no overlap
         else:
             ax.set(yscale="log", xlabel="depth (layers)")
-        ax.legend(frameon=False, fontsize="x-small")
+        if legend:
+            ax.legend(frameon=False, fontsize=5, handlelength=1.5, loc=legend)
+        else:
+            ax.get_legend().remove()
     return fig
 
 
