@@ -330,6 +330,12 @@ def test_masking_sentence_follows_the_measurement(tmp_path):
         "not lower in training, so this build does not show the copying pattern"
         in (no_copying["masking"])
     )
+    # the padding mask hides filler keys: its switch is judged on generation, never as copying
+    padding = generate(make_results(tmp_path / "c", {**BASE, "transformer.padding_mask-false": 24.0},
+                                    train_loss={"transformer.padding_mask-false": 0.5}))  # fmt: skip
+    assert "With no padding mask, BLEU is 24.0" in padding["masking"]
+    assert "its generation is not compared with the base model's" in padding["masking"]
+    assert "copying" not in padding["masking"] and "copies" not in padding["masking"]
 
 
 def test_score_function_sentence_is_decided_by_the_paired_test_only(tmp_path):
@@ -732,9 +738,18 @@ def test_the_training_figure_has_a_panel_per_family(tmp_path):
     style.setup()
     fig = training.training_figure(load(make_results(tmp_path, bleu)))
     panels = {ax.get_title(): ax for ax in fig.axes if ax.get_visible()}
-    assert set(panels) == {"base models", "heads", "masks"}
-    legend = [t.get_text() for t in panels["heads"].get_legend().get_texts()]
-    assert legend == ["Transformer", "Transformer, 1 head"]  # the base model with its sweep
+    assert set(panels) == {"base models", "heads: Transformer", "masks: Transformer"}
+    legend = [t.get_text() for t in panels["heads: Transformer"].get_legend().get_texts()]
+    assert legend == ["base model", "1 head"]  # the base model named once, in the title
+    legend = [t.get_text() for t in panels["base models"].get_legend().get_texts()]
+    assert "GRU, additive" in legend and "Transformer" in legend  # no shared base: full labels
+
+
+def test_training_lines_are_named_by_what_their_sweep_changes():
+    base, names = training.line_names(["T, 1 head", "T", "T, 8 heads"])
+    assert base == "T" and names == {"T": "base model", "T, 1 head": "1 head", "T, 8 heads": "8 heads"}
+    assert training.line_names(["GRU, additive", "GRU, additive, capped", "GRU, no attention"]) == (
+        "", {n: n for n in ["GRU, additive", "GRU, additive, capped", "GRU, no attention"]})
 
 
 def test_the_alignment_panels_share_the_first_panels_piece_labels(tmp_path):

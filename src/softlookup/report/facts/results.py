@@ -173,6 +173,9 @@ def masking(study: Study) -> dict:
                     "row": row.to_dict(),
                     "base": base.to_dict(),
                     "paired": paired,
+                    # the copying pattern is the causal mask's: without it the decoder sees
+                    # the target it predicts; the padding mask only hides filler keys
+                    "causal": "causal_mask" in row["sweep"],
                     "lower_loss": row["final_train_loss"] < base["final_train_loss"],
                     "worse": worse,
                 }

@@ -36,7 +36,8 @@ def bleu_by_length(study: Study):
         ax.set_title(test_set)
         ax.set_xlabel("source length (words)")
     axes[0].set_ylabel("BLEU (%)")
-    axes[-1].legend(fontsize="x-small")
+    fig.tight_layout()
+    style.legend_below(fig, axes[-1], ncol=4)  # seven models would hide the long-input panel
     return fig
 
 

@@ -1,5 +1,6 @@
 """Training curves as small multiples: the validation loss per epoch of every variant (the mean
-over its seeds), one panel per family of variants with its base model, the legend inside.
+over its seeds), one panel per family of variants with its base model, the legend under each
+panel naming its lines by what they change (the base model's name said once, in the title).
 
 python -m softlookup.report.figures.training --results results --config results/paper/config.json \
     --out results/figures/training.pdf
@@ -14,6 +15,7 @@ from ..study import Study
 from . import cli, style
 
 COLUMNS = 3
+SHORT_NAME = 24  # characters: line names up to this long fit two to a legend row
 
 
 def training_figure(study: Study):
@@ -24,21 +26,37 @@ def training_figure(study: Study):
         style.note(axes[0], "no run wrote a training log")
         return fig
     rows = math.ceil(len(panels) / COLUMNS)
-    fig, axes = style.grid(rows, min(COLUMNS, len(panels)), height=2.2 * rows)
+    fig, axes = style.grid(rows, min(COLUMNS, len(panels)), height=2.7 * rows)
     valid = table[table["split"] == "valid"]
     mean = valid.groupby(["variant", "label", "epoch"], as_index=False)["loss"].mean()
     for ax, (title, variants) in zip(axes, panels, strict=False):
         shown = mean[mean["variant"].isin(variants)]
+        base, names = line_names(shown["label"].unique())
         styles = style.series_styles(shown["label"])
         for label, curve in shown.groupby("label"):
-            ax.plot(curve["epoch"], curve["loss"], markersize=3, label=label, **styles[label])
-        ax.set(title=title, xlabel="epoch", xticks=sorted(shown["epoch"].unique()))
-        ax.legend(fontsize=5, loc="upper right")
+            ax.plot(curve["epoch"], curve["loss"], markersize=3, label=names[label],
+                    **styles[label])  # fmt: skip
+        ax.set(title=f"{title}: {base}" if base else title, xlabel="epoch",
+               xticks=sorted(shown["epoch"].unique()))  # fmt: skip
+        ax.title.set_fontsize("small")
+        columns = 2 if max(len(name) for name in names.values()) <= SHORT_NAME else 1
+        ax.legend(fontsize=5, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=columns)
     for ax in axes[len(panels) :]:
         ax.set_visible(False)
     for ax in axes[::COLUMNS]:
         ax.set_ylabel("validation loss (nats)")
     return fig
+
+
+def line_names(labels) -> tuple[str, dict[str, str]]:
+    """(base, {label: name}): when every label is one base model's label or that label and what
+    a sweep changes ("Transformer, 1+1 layers, 8 heads"), each line is named by the change alone
+    and the base by "base model"; otherwise ("", the labels as they are)."""
+    labels = sorted(labels, key=len)
+    base = labels[0] if labels else ""
+    if len(labels) < 2 or not all(label.startswith(f"{base}, ") for label in labels[1:]):
+        return "", {label: label for label in labels}
+    return base, {base: "base model"} | {label: label[len(base) + 2 :] for label in labels[1:]}
 
 
 def main(argv: list[str] | None = None) -> None:
