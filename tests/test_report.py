@@ -948,7 +948,7 @@ def test_the_attention_table_has_one_row_per_model_averaged_over_seeds(tmp_path)
         ).to_csv(results / "analysis" / f"attention_{run}.csv", index=False)
     files = generate(results)
     text, appendix = files["attention"], files["crossattention"]
-    table = appendix[appendix.index("\\begin{tabular}") : appendix.index("\\label{tab:attention}")]
+    table = appendix[appendix.index("\\endhead") : appendix.index("\\end{longtable}")]
     assert "GRU, additive & 2 & 0.500 & 0.500 & 0.300 & 0.100" in table
     assert "GRU, dot & 1 & 0.500 & 0.900" in table
     assert "s1" not in table and "s2" not in table
