@@ -393,9 +393,9 @@ def test_the_long_studys_europarl_subset_has_its_measured_counts(tmp_path):
     subprocess.run(command, check=True, capture_output=True, text=True)
     splits = json.loads((tmp_path / "manifest.json").read_text())["splits"]
     assert {name: split["pairs"] for name, split in splits.items()} == {
-        "train": 31_259, "valid": 3_569, "test_europarl": 10_239}
-    assert [splits[name]["days"] for name in splits] == [15, 2, 5]
+        "train": 13_489, "valid": 3_569, "test_europarl": 4_286}
+    assert [splits[name]["days"] for name in splits] == [7, 2, 2]
     test = splits["test_europarl"]
     assert test["examples"] == test["pairs"]  # one sentence a line: nothing joined
-    assert test["buckets"][">60"] == 591 and test["source_words"]["max"] == 166
+    assert test["buckets"][">60"] == 226 and test["source_words"]["max"] == 166
     assert splits["train"]["last_day"] < splits["valid"]["first_day"] < test["first_day"]
