@@ -400,3 +400,29 @@ def test_bf16_casts_round_to_nearest_even_like_the_gpu():
     y = torch.empty(4096, dtype=torch.bfloat16, device=TRITON_DEVICE)
     cast_kernel[(1,)](x, y, N=4096)
     assert torch.equal(y, x.to(torch.bfloat16))
+
+
+@needs_triton
+def test_autotune_key_includes_the_grid(monkeypatch):
+    """Each autotuned kernel's key, computed as Triton's Autotuner.run computes it, differs between
+    calls that differ only in batch x heads (the grid), and only there: a one-head gradient check
+    does not pick the tiles that a many-head benchmark row then times."""
+    from softlookup.kernels.triton import tiles
+
+    tuners = {"fwd": tiles.attn_fwd_tuned, "dkdv": tiles.attn_bwd_dkdv_tuned,
+              "dq": tiles.attn_bwd_dq_tuned}  # fmt: skip
+    keys = {name: [] for name in tuners}
+    for name, tuner in tuners.items():
+
+        def recording_run(*args, _tuner=tuner, _name=name, _run=tuner.run, **kwargs):
+            named = {**dict(zip(_tuner.arg_names, args, strict=False)), **kwargs}
+            keys[_name].append({key: named[key] for key in _tuner.keys})
+            return _run(*args, **kwargs)
+
+        monkeypatch.setattr(tuner, "run", recording_run)
+    for batch, heads in ((1, 1), (1, 4), (2, 2)):  # B x H = 1, 4, 4
+        q, k, v = make_inputs(batch, heads, 33, 33, 16, torch.float32, TRITON_DEVICE)
+        forward_and_grads(q, k, v, torch.ones_like(q), causal=True, backend="triton")
+    for name, (one_head, four_heads, two_by_two) in ((n, keys[n]) for n in tuners):
+        assert {k for k in one_head if one_head[k] != four_heads[k]} == {"TUNE_BH"}, name
+        assert four_heads == two_by_two, name  # B x H, not B or H alone

@@ -25,7 +25,7 @@ from .flash import (
     tile_head_dim,
 )
 from .kernels import attn_decode_combine, attn_fwd
-from .tiles import INTERPRETING, decode_tile
+from .tiles import INTERPRETING, decode_tile, tuning_buckets
 
 # `attention(backend="triton")` sends calls with at most this many queries (and no grad) here
 DECODE_MAX_QUERIES = 16
@@ -76,7 +76,7 @@ def decode_attention(
         q, k_cache, v_cache, pad, parts, lse2, scale * LOG2E,
         *strides(q), *strides(k_cache), *strides(v_cache), *strides(pad), *part_strides,
         heads, n_queries, n_keys, keys_per_split,
-        triton.next_power_of_2(n_queries), triton.next_power_of_2(n_keys),
+        *tuning_buckets(batch * heads, n_queries, n_keys),
         HEAD_DIM=tile_dim, CAUSAL=causal and n_queries > 1,
         HAS_PAD=key_padding_mask is not None, PRECISION=dot_precision(q.dtype),
         WIDE=needs_wide_offsets(q, k_cache, v_cache), BLOCK_M=block_m, BLOCK_N=block_n,

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 import triton
 
 from .kernels import attn_bwd_delta
-from .tiles import attn_bwd_dkdv_tuned, attn_bwd_dq_tuned, attn_fwd_tuned
+from .tiles import attn_bwd_dkdv_tuned, attn_bwd_dq_tuned, attn_fwd_tuned, tuning_buckets
 
 LOG2E = 1.4426950408889634
 MAX_HEAD_DIM = 256
@@ -95,8 +95,7 @@ def launch_forward(
     attn_fwd_tuned[grid](
         q, k, v, pad, out, lse2, scale * LOG2E,
         *strides(q), *strides(k), *strides(v), *strides(pad), 0, *strides(out),
-        heads, n_queries, n_keys, n_keys,
-        triton.next_power_of_2(n_queries), triton.next_power_of_2(n_keys),
+        heads, n_queries, n_keys, n_keys, *tuning_buckets(batch * heads, n_queries, n_keys),
         HEAD_DIM=head_dim, CAUSAL=causal, HAS_PAD=has_pad, PRECISION=dot_precision(q.dtype),
         WIDE=needs_wide_offsets(q, k, v, out), **FP_FUSION,
     )  # fmt: skip
@@ -145,7 +144,7 @@ def launch_backward(
         "WIDE": wide,
         **FP_FUSION,
     }
-    tune = (triton.next_power_of_2(n_queries), triton.next_power_of_2(n_keys))
+    tune = tuning_buckets(batch * heads, n_queries, n_keys)
     operands = (q, k, v, pad, grad_out, lse2, delta)
     operand_strides = (*strides(q), *strides(k), *strides(v), *strides(pad), *strides(grad_out))
     # five-product backward: dQ accumulates in fp32 (atomics), scaled and cast afterwards

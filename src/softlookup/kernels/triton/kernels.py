@@ -174,7 +174,7 @@ def attn_fwd(
     stride_vb, stride_vh, stride_vn, stride_vd,
     stride_pb, stride_pn,
     stride_os, stride_ob, stride_oh, stride_om, stride_od,
-    H, N_Q, N_K, KEYS_PER_SPLIT, TUNE_N_Q, TUNE_N_K,
+    H, N_Q, N_K, KEYS_PER_SPLIT, TUNE_N_Q, TUNE_N_K, TUNE_BH,
     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, HAS_PAD: tl.constexpr,
     PRECISION: tl.constexpr, WIDE: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
@@ -182,7 +182,8 @@ def attn_fwd(
     """Grid (cdiv(Nq, BLOCK_M), B*H, splits): one query block against one split of the keys.
 
     Writes OUT[split, b, h, m, :] (normalised over that split) and LSE[split, b*h, m] (base 2).
-    TUNE_N_Q/TUNE_N_K are power-of-two buckets of Nq/Nk that only key the autotuner.
+    TUNE_N_Q, TUNE_N_K, TUNE_BH (power-of-two buckets of Nq, Nk and B*H, `tiles.tuning_buckets`)
+    only key the autotuner, here and in the backward kernels.
     """
     start_m = tl.program_id(0) * BLOCK_M
     bh = tl.program_id(1)
@@ -265,7 +266,7 @@ def attn_bwd_dkdv(
     stride_dob, stride_doh, stride_dom, stride_dod,
     stride_gb, stride_gh, stride_gn, stride_gd,
     stride_ab, stride_ah, stride_am, stride_ad,
-    H, N_Q, N_K, TUNE_N_Q, TUNE_N_K,
+    H, N_Q, N_K, TUNE_N_Q, TUNE_N_K, TUNE_BH,
     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, HAS_PAD: tl.constexpr,
     PRECISION: tl.constexpr, WIDE: tl.constexpr, ATOMIC_DQ: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
@@ -343,7 +344,7 @@ def attn_bwd_dq(
     stride_pb, stride_pn,
     stride_dob, stride_doh, stride_dom, stride_dod,
     stride_gb, stride_gh, stride_gm, stride_gd,
-    H, N_Q, N_K, TUNE_N_Q, TUNE_N_K,
+    H, N_Q, N_K, TUNE_N_Q, TUNE_N_K, TUNE_BH,
     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, HAS_PAD: tl.constexpr,
     PRECISION: tl.constexpr, WIDE: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,

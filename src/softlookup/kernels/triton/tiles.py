@@ -10,8 +10,10 @@ of shared memory of an H100/H200: `python -m softlookup.bench.ptxas` measures th
 spills, shared memory; the table is in benchmarks/README.md, the CSV in benchmarks/ptxas_sm90.csv,
 and tests/test_kernels_compile.py checks that it covers these lists and shows no spill).
 
-Autotuning is keyed by power-of-2 buckets of Nq and Nk (varying sequence lengths do not retune
-every batch), the head dim, causal, padding, dtype and, for dK/dV, the atomic-dQ flag.
+Autotuning is keyed by what changes the best tile: power-of-2 buckets of Nq, Nk and of B*H, the
+grid's second dimension (varying sequence lengths and batch sizes do not retune every batch; a
+one-head call does not pick the tiles of a sixteen-head one), the head dim, causal, padding, dtype
+and, for dK/dV, the atomic-dQ flag.
 `SOFTLOOKUP_AUTOTUNE=0` skips the search and takes the first tile of the class (the GPU parity
 tests use it to save compile time). Under TRITON_INTERPRET=1 (CPU) every kernel runs with 16 x 16
 tiles, small enough that test shapes span several blocks.
@@ -73,7 +75,12 @@ DECODE_TILES: dict[str, Tile] = {
     "16bit_d256": (16, 32, 4, 2),
     "fp32": (16, 16, 4, 1),
 }
-TUNE_KEY = ["TUNE_N_Q", "TUNE_N_K", "HEAD_DIM", "CAUSAL", "HAS_PAD"]
+TUNE_KEY = ["TUNE_N_Q", "TUNE_N_K", "TUNE_BH", "HEAD_DIM", "CAUSAL", "HAS_PAD"]
+
+
+def tuning_buckets(batch_heads: int, n_queries: int, n_keys: int) -> tuple[int, int, int]:
+    """TUNE_N_Q, TUNE_N_K, TUNE_BH: the launch integers that key the autotuner (powers of 2)."""
+    return tuple(triton.next_power_of_2(n) for n in (n_queries, n_keys, batch_heads))
 
 
 def input_class(element_size: int, head_dim: int) -> str:
