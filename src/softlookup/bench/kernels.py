@@ -11,18 +11,26 @@ torch, triton, ..., commit, dirty):
   "forward_backward"): our Triton kernel ("triton"; "triton_atomic" with the five-product
   backward), torch's SDPA ("torch_sdpa", its flash kernel forced where torch has one for the
   inputs, else its default choice, named in `kernel`; "torch_cudnn", forced to cuDNN attention)
-  and the materialised score table ("naive", the reference backend). Columns: median time,
-  TFLOP/s (FlashAttention's count: 4 B H N^2 d for the forward, halved when causal, x2.5 for the
-  backward, x3.5 for forward+backward), peak memory above the inputs (CUDA only; CPU has no
-  allocator statistics), also per sequence (the batch is `tokens // N`, so memory against N is read
-  per sequence: linear for a fused kernel, quadratic for the materialised table), the bytes
-  autograd saves for the backward pass, the forward output's max abs error against the fp32
-  reference and, once per (head dim, causal, dtype) and backend (the first N measured, so with the
-  tiles autotuning picked there), the max abs error of dQ, dK, dV on one head.
+  and the materialised score table ("naive", the reference backend). Columns: time as a count of
+  samples, not a time budget (`--repeats` timed calls after warm-up calls, `timing.time_samples`:
+  median `time_ms`, spread `time_p20_ms`-`time_p80_ms`, `samples`), TFLOP/s (FlashAttention's
+  count: 4 B H N^2 d for the forward, halved when causal, x2.5 for the backward, x3.5 for
+  forward+backward), peak memory above the inputs (CUDA only; CPU has no allocator statistics),
+  also per sequence (the batch is `tokens // N`, so memory against N is read per sequence: linear
+  for a fused kernel, quadratic for the materialised table), the bytes autograd saves for the
+  backward pass, the forward output's max abs error against the fp32 reference and, with
+  `--grad-check`, the max abs error of dQ, dK, dV. Order per setting and backend: the three passes
+  are timed first (autotuning picks our tiles there, keyed by the shape and the grid), then the
+  errors are checked at the same shape (`correctness`), so the tiles checked are the tiles timed
+  and no check runs our kernel on another grid first.
 - decode (`--decode-out`): generating `new_tokens` tokens after a prompt, one query per step
   against a KV cache of everything so far ("kv_cache"), vs recomputing causal attention over the
-  whole sequence every step and keeping the last row ("recompute"); total time, time per token,
-  speed-up, and the max abs difference between the two ways' outputs (the cache changes nothing).
+  whole sequence every step and keeping the last row ("recompute"); total time (median of
+  `--repeats` samples and its spread), time per token, speed-up, and the max abs difference
+  between the two ways' outputs (the cache changes nothing). "torch_sdpa" passes torch's SDPA the
+  causal mask its wrapper builds for one query against a longer cache; "torch_sdpa_unmasked" none
+  (one query sees every key), torch's best one-query path. `--cuda-graphs` adds the rows of each
+  way replayed from one CUDA graph (`cuda_graph` True): the launches out of the timing (CPU: no-op).
 On CPU the Triton kernels only run under TRITON_INTERPRET=1, an interpreter far too slow to time:
 their rows are written with status "skipped" and the reason, so the file says what was not run,
 unless `--interpret` asks for them (tiny shapes; `scripts/gpu_check.sh --dry`).
@@ -44,19 +52,32 @@ import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from ..kernels import attention, reference_attention
-from .timing import MIB, PROVENANCE_COLUMNS, csv_rows, median_ms, peak_mib, provenance
+from .timing import (
+    MIB,
+    PROVENANCE_COLUMNS,
+    csv_rows,
+    cuda_graph,
+    peak_mib,
+    provenance,
+    time_samples,
+)
 
 # benchmark backend -> attention() backend; triton_atomic is our kernel with the five-product
-# backward (dQ by atomics), torch_cudnn torch's SDPA forced to cuDNN attention
+# backward (dQ by atomics), torch_cudnn torch's SDPA forced to cuDNN attention, and
+# torch_sdpa_unmasked (decode only) torch's SDPA given one query against the cache without a mask
 BACKEND_NAMES = {
     "triton": "triton",
     "triton_atomic": "triton",
     "torch_sdpa": "torch",
     "torch_cudnn": "torch",
+    "torch_sdpa_unmasked": "torch",
     "naive": "reference",
 }
-DEFAULT_BACKENDS = ["naive", "torch_sdpa", "triton"]
-DECODE_BACKENDS = ("naive", "torch_sdpa", "triton")  # the others differ only in the backward
+DEFAULT_BACKENDS = ["naive", "torch_sdpa", "torch_sdpa_unmasked", "triton"]
+# the others differ from these only in the backward pass
+DECODE_BACKENDS = ("naive", "torch_sdpa", "torch_sdpa_unmasked", "triton")
+DECODE_ONLY = ("torch_sdpa_unmasked",)  # as an attention row it would be torch_sdpa again
+DEFAULT_SAMPLES = {"cuda": 20, "cpu": 5}  # timed samples per row (median and spread)
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 PASSES = ("forward", "backward", "forward_backward")
 FLOPS_PER_FORWARD = {"forward": 1.0, "backward": 2.5, "forward_backward": 3.5}
@@ -113,7 +134,7 @@ def backend_context(
     wanted = SDPBackend.FLASH_ATTENTION if backend == "torch_sdpa" else SDPBackend.CUDNN_ATTENTION
     try:
         with sdpa_kernel(wanted), torch.no_grad():
-            attention(q[:1], k[:1], v[:1], causal=setting.causal, backend="torch")
+            attention(q, k, v, causal=setting.causal, backend="torch")  # the timed shape
     except RuntimeError as err:
         if backend == "torch_cudnn":
             return contextlib.nullcontext(), "cudnn", f"cuDNN attention refused: {err}"[:200]
@@ -157,15 +178,34 @@ def fp32_reference_error(out: torch.Tensor, q, k, v, causal: bool) -> float:
 
 
 def fp32_gradient_error(name: str, q, k, v, causal: bool) -> float:
-    """Max abs error of dQ, dK, dV of one head (same N, so the same tiles) vs the fp32 reference."""
-    q, k, v = (t[:1, :1] for t in (q, k, v))
-    grad_out = torch.randn(q.shape, generator=torch.Generator().manual_seed(1)).to(q)
-    grads = []
-    for inputs, backend in (((q, k, v), name), ((q.float(), k.float(), v.float()), "reference")):
-        leaves = [t.detach().requires_grad_() for t in inputs]
-        out = attention(*leaves, causal=causal, backend=backend)
-        grads.append(torch.autograd.grad(out, leaves, grad_out.to(out.dtype)))
-    return max((g.float() - r).abs().max().item() for g, r in zip(*grads, strict=True))
+    """Max abs error of dQ, dK, dV vs the fp32 reference. The backend runs at the shape given (the
+    timed one, so with the tiles autotuning chose for the timed rows); the reference, one head at
+    a time, checks the first and the last (batch, head), where the grid's offsets end."""
+    gen = torch.Generator(device=q.device).manual_seed(1)
+    grad_out = torch.randn(q.shape, generator=gen, device=q.device, dtype=q.dtype)
+    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+    out = attention(*leaves, causal=causal, backend=name)
+    grads = torch.autograd.grad(out, leaves, grad_out)  # (B,H,N,d) each
+    error = 0.0
+    for b, h in {(0, 0), (q.shape[0] - 1, q.shape[1] - 1)}:
+        one = (slice(b, b + 1), slice(h, h + 1))
+        heads = [t[one].float().requires_grad_() for t in (q, k, v)]  # (1,1,N,d) each
+        out = attention(*heads, causal=causal, backend="reference")
+        expected = torch.autograd.grad(out, heads, grad_out[one].float())
+        error = max(error, *((g[one].float() - e).abs().max().item()
+                             for g, e in zip(grads, expected, strict=True)))  # fmt: skip
+    return error
+
+
+def correctness(name: str, q, k, v, causal: bool, grad_check: bool) -> dict[str, float]:
+    """The error columns of a setting's rows: forward output (every head) and, with grad_check,
+    gradients against the fp32 reference, both at the timed shape."""
+    with torch.no_grad():
+        out = attention(q, k, v, causal=causal, backend=name)
+    errors = {"max_abs_err": fp32_reference_error(out, q, k, v, causal)}
+    del out
+    errors["max_abs_grad_err"] = fp32_gradient_error(name, q, k, v, causal) if grad_check else math.nan
+    return errors
 
 
 def run_attention(setting: Setting, backend: str, passes: str, q, k, v) -> Callable[[], object]:
@@ -203,13 +243,14 @@ def measure_attention(
     setting: Setting,
     backend: str,
     device: torch.device,
-    repeats: int,
+    samples: int,
     naive_max_len: int,
     *,
     interpret: bool = False,
     grad_check: bool = False,
 ) -> Iterator[dict]:
-    """Rows for every pass of one backend on one setting, each yielded as soon as measured."""
+    """Rows for every pass of one backend on one setting, yielded once the setting is measured:
+    the three passes timed, then the errors checked (`correctness`)."""
     base = {**asdict(setting), "backend": backend, "kernel": ""}
     q, k, v = make_qkv(setting, device)
     context, base["kernel"], skip = backend_context(backend, setting, q, k, v, device, interpret)
@@ -219,36 +260,18 @@ def measure_attention(
         for passes in PASSES:
             yield {**base, "pass": passes, "status": "skipped", "reason": skip}
         return
-    name = BACKEND_NAMES[backend]
     with context:
         try:
-            with torch.no_grad():
-                out = attention(q, k, v, causal=setting.causal, backend=name)
-            error = fp32_reference_error(out, q, k, v, setting.causal)
-            del out
-            grad_error = (
-                fp32_gradient_error(name, q, k, v, setting.causal) if grad_check else math.nan
-            )
+            # the timing first: autotuning picks the tiles at the timed shape (and only there);
+            # the checks then run at that same shape, so they check the tiles that were timed
+            timed = {
+                passes: time_pass(setting, backend, passes, q, k, v, device, samples)
+                for passes in PASSES
+            }
+            errors = correctness(BACKEND_NAMES[backend], q, k, v, setting.causal, grad_check)
             for passes in PASSES:
-                fn = run_attention(setting, backend, passes, q, k, v)
-                ms = median_ms(fn, device, repeats)
-                flops = setting.forward_flops() * FLOPS_PER_FORWARD[passes]
-                peak = peak_mib(fn, device)
-                saved = saved_for_backward_mib(fn) if passes == "forward_backward" else 0.0
-                yield {
-                    **base,
-                    "pass": passes,
-                    "time_ms": ms,
-                    "tflops": flops / ms / 1e9,
-                    "peak_mem_mib": peak,
-                    "peak_mem_per_seq_mib": peak / setting.batch,
-                    "saved_for_backward_mib": saved,
-                    "max_abs_err": error,
-                    "max_abs_grad_err": grad_error,
-                    "status": "ok",
-                    "reason": "",
-                }
-                del fn
+                yield {**base, "pass": passes, **timed[passes], **errors, "status": "ok",
+                       "reason": ""}  # fmt: skip
         except torch.OutOfMemoryError as err:
             yield {**base, "pass": "all", "status": "oom", "reason": str(err).split("\n")[0]}
         finally:
@@ -256,16 +279,38 @@ def measure_attention(
                 torch.cuda.empty_cache()
 
 
-def decode_step_functions(backend: str, q_all, k_all, v_all, prompt_len: int):
+def time_pass(
+    setting: Setting, backend: str, passes: str, q, k, v, device: torch.device, samples: int
+) -> dict[str, float]:
+    """The timing columns of one pass: samples, throughput, memory."""
+    fn = run_attention(setting, backend, passes, q, k, v)
+    timing = time_samples(fn, device, samples)
+    peak = peak_mib(fn, device)
+    return {
+        **timing,
+        "tflops": setting.forward_flops() * FLOPS_PER_FORWARD[passes] / timing["time_ms"] / 1e9,
+        "peak_mem_mib": peak,
+        "peak_mem_per_seq_mib": peak / setting.batch,
+        "saved_for_backward_mib": (
+            saved_for_backward_mib(fn) if passes == "forward_backward" else 0.0
+        ),
+    }
+
+
+def decode_step_functions(backend: str, q_all, k_all, v_all):
     """The two ways to produce the attention output of token t (prompt_len <= t < total)."""
     name = BACKEND_NAMES[backend]
+    # one query sees every cached key (causal masking is aligned to the end), so the mask can go:
+    # torch_sdpa builds one all the same (torch_attention with Nq != Nk), torch_sdpa_unmasked
+    # passes none and lets torch pick its flash or memory-efficient kernel
+    cache_causal = backend != "torch_sdpa_unmasked"
 
     def with_cache(t: int) -> torch.Tensor:  # (B,H,1,d): one new query, the cache up to t
         return attention(
             q_all[:, :, t : t + 1],
             k_all[:, :, : t + 1],
             v_all[:, :, : t + 1],
-            causal=True,
+            causal=cache_causal,
             backend=name,
         )
 
@@ -290,10 +335,13 @@ def measure_decode(
     dtype: str,
     prompt_len: int,
     new_tokens: int,
-    repeats: int,
+    samples: int,
     interpret: bool = False,
+    cuda_graphs: bool = False,
 ) -> Iterator[dict]:
-    """Rows "kv_cache" and "recompute" for generating new_tokens tokens after prompt_len."""
+    """Rows "kv_cache" and "recompute" for generating new_tokens tokens after prompt_len; with
+    cuda_graphs on CUDA, both again with each way's whole loop replayed from one CUDA graph (no
+    launch cost; a no-op on CPU)."""
     base = {
         "backend": backend,
         "batch": batch,
@@ -306,29 +354,37 @@ def measure_decode(
     skip = triton_skip_reason(device, interpret) if backend.startswith("triton") else ""
     if skip:
         for mode in ("kv_cache", "recompute"):
-            yield {**base, "mode": mode, "status": "skipped", "reason": skip}
+            yield {**base, "mode": mode, "cuda_graph": False, "status": "skipped", "reason": skip}
         return
     setting = Setting(batch, heads, prompt_len + new_tokens, head_dim, dtype, causal=True)
     q_all, k_all, v_all = make_qkv(setting, device)
     steps = range(prompt_len, prompt_len + new_tokens)
-    ways = decode_step_functions(backend, q_all, k_all, v_all, prompt_len)
-    with torch.no_grad():
-        outputs = [torch.cat([way(t) for t in steps], dim=2) for way in ways]  # (B,H,T,d) each
-        difference = (outputs[0].float() - outputs[1].float()).abs().max().item()
-        totals = [
-            median_ms(lambda way=way: [way(t) for t in steps], device, repeats) for way in ways
-        ]
-    for mode, total in zip(("kv_cache", "recompute"), totals, strict=True):
-        yield {
-            **base,
-            "mode": mode,
-            "total_ms": total,
-            "ms_per_token": total / new_tokens,
-            "speedup_vs_recompute": totals[1] / total,
-            "max_abs_diff_vs_recompute": difference,
-            "status": "ok",
-            "reason": "",
-        }
+    ways = decode_step_functions(backend, q_all, k_all, v_all)
+    loops = [lambda way=way: [way(t) for t in steps] for way in ways]
+    for graphed in (False, True) if cuda_graphs and device.type == "cuda" else (False,):
+        with torch.no_grad():
+            timings = [
+                time_samples(cuda_graph(loop, device) if graphed else loop, device, samples)
+                for loop in loops
+            ]
+            # after the timing (as for the attention rows); the same kernels with or without graphs
+            outputs = [torch.cat([way(t) for t in steps], dim=2) for way in ways]  # (B,H,T,d) each
+            difference = (outputs[0].float() - outputs[1].float()).abs().max().item()
+        for mode, timing in zip(("kv_cache", "recompute"), timings, strict=True):
+            yield {
+                **base,
+                "mode": mode,
+                "cuda_graph": graphed,
+                "total_ms": timing["time_ms"],
+                "total_p20_ms": timing["time_p20_ms"],
+                "total_p80_ms": timing["time_p80_ms"],
+                "samples": timing["samples"],
+                "ms_per_token": timing["time_ms"] / new_tokens,
+                "speedup_vs_recompute": timings[1]["time_ms"] / timing["time_ms"],
+                "max_abs_diff_vs_recompute": difference,
+                "status": "ok",
+                "reason": "",
+            }
 
 
 ATTENTION_COLUMNS = [
@@ -343,6 +399,9 @@ ATTENTION_COLUMNS = [
     "dtype",
     "causal",
     "time_ms",
+    "time_p20_ms",
+    "time_p80_ms",
+    "samples",
     "tflops",
     "peak_mem_mib",
     "peak_mem_per_seq_mib",
@@ -356,6 +415,7 @@ DECODE_COLUMNS = [
     *PROVENANCE_COLUMNS,
     "backend",
     "mode",
+    "cuda_graph",
     "batch",
     "heads",
     "head_dim",
@@ -363,6 +423,9 @@ DECODE_COLUMNS = [
     "prompt_len",
     "new_tokens",
     "total_ms",
+    "total_p20_ms",
+    "total_p80_ms",
+    "samples",
     "ms_per_token",
     "speedup_vs_recompute",
     "max_abs_diff_vs_recompute",
@@ -399,10 +462,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--model-dim", type=int, default=512, help="heads = model_dim // head_dim")
     p.add_argument("--naive-max-len", type=int, default=8192)
-    p.add_argument("--repeats", type=int, default=5, help="timed runs on CPU (median)")
+    p.add_argument("--repeats", type=int, default=None,
+                   help="timed samples per row, after the warm-up calls (a count, not a time "
+                   f"budget; default {DEFAULT_SAMPLES})")  # fmt: skip
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     p.add_argument("--grad-check", action="store_true",
-                   help="gradient error once per (head dim, causal, dtype) and backend")  # fmt: skip
+                   help="gradient error of every setting, after its timing, at its shape")  # fmt: skip
+    p.add_argument("--cuda-graphs", action="store_true",
+                   help="decode rows also with each way replayed from a CUDA graph (CPU: no-op)")  # fmt: skip
     p.add_argument("--interpret", action="store_true",
                    help="run the Triton rows on CPU too (needs TRITON_INTERPRET=1; tiny shapes)")  # fmt: skip
     p.add_argument("--decode-prompt-len", type=int, default=512)
@@ -417,6 +484,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if bad:
         p.error(f"--model-dim {args.model_dim} is not a multiple of head dims {bad}")
     args.dtype = args.dtype or ("bfloat16" if args.device == "cuda" else "float32")
+    args.repeats = args.repeats or DEFAULT_SAMPLES[args.device]
     return args
 
 
@@ -434,18 +502,16 @@ def guarded(rows: Iterator[dict], base: dict) -> Iterator[dict]:
 
 def attention_rows(args: argparse.Namespace, device: torch.device) -> Iterator[dict]:
     causal_values = {"both": (False, True), "true": (True,), "false": (False,)}[args.causal]
-    checked = set()
+    backends = [backend for backend in args.backends if backend not in DECODE_ONLY]
     for head_dim, seq_len, causal in itertools.product(
         args.head_dims, args.seq_lens, causal_values
     ):
         batch = max(1, args.tokens // seq_len)
         setting = Setting(batch, args.model_dim // head_dim, seq_len, head_dim, args.dtype, causal)
-        for backend in args.backends:
-            first = (head_dim, causal, backend) not in checked
-            checked.add((head_dim, causal, backend))
+        for backend in backends:
             rows = measure_attention(
                 setting, backend, device, args.repeats, args.naive_max_len,
-                interpret=args.interpret, grad_check=args.grad_check and first,
+                interpret=args.interpret, grad_check=args.grad_check,
             )  # fmt: skip
             yield from guarded(rows, {**asdict(setting), "backend": backend, "pass": "all"})
 
@@ -456,7 +522,7 @@ def decode_rows(args: argparse.Namespace, device: torch.device) -> Iterator[dict
             rows = measure_decode(
                 backend, device, args.decode_batch, args.model_dim // head_dim, head_dim,
                 args.dtype, args.decode_prompt_len, args.decode_new_tokens, args.repeats,
-                args.interpret,
+                args.interpret, args.cuda_graphs,
             )  # fmt: skip
             base = {"backend": backend, "head_dim": head_dim, "dtype": args.dtype, "mode": "all"}
             yield from guarded(rows, base)

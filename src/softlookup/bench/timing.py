@@ -1,16 +1,17 @@
-"""What every benchmark shares: GPU synchronisation, median timings, peak memory, provenance
-columns and CSVs written one row at a time (a run cut short keeps what it measured)."""
+"""What every benchmark shares: GPU synchronisation, a fixed number of timed samples (median and
+spread), peak memory, provenance columns and CSVs written one row at a time (a run cut short keeps
+what it measured)."""
 
 from __future__ import annotations
 
 import contextlib
 import csv
 import math
-import statistics
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from ..provenance import PACKAGES, environment
@@ -35,19 +36,58 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def median_ms(fn: Callable[[], object], device: torch.device, repeats: int) -> float:
-    """Median wall time of fn in milliseconds (triton.testing.do_bench on CUDA)."""
-    if device.type == "cuda":
-        import triton.testing
+# untimed calls before the samples: the first compiles and autotunes, the next ones reach steady
+# clocks and caches; on CPU nothing is compiled or tuned after the first call
+WARMUP_CALLS = {"cuda": 3, "cpu": 1}
+# zeroed before every CUDA sample, so that each starts with a cold L2 (as triton.testing.do_bench)
+L2_FLUSH_BYTES = 256 * MIB
+QUANTILES = (20, 50, 80)
 
-        return triton.testing.do_bench(fn, warmup=10, rep=50, return_mode="median")
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+
+def time_samples(fn: Callable[[], object], device: torch.device, samples: int) -> dict[str, float]:
+    """fn timed `samples` times after WARMUP_CALLS untimed calls: a sample count, never a time
+    budget, so a slow row gets as many samples as a fast one. CUDA: one pair of events around
+    each call; CPU: wall time. Returns the columns time_ms (median), time_p20_ms, time_p80_ms
+    (the spread) and samples."""
+    for _ in range(WARMUP_CALLS[device.type]):
         fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+    if device.type == "cuda":
+        flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device)
+        events = [
+            (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            for _ in range(samples)
+        ]
+        synchronize(device)
+        for start, end in events:
+            flush.zero_()
+            start.record()
+            fn()
+            end.record()
+        synchronize(device)
+        times = [start.elapsed_time(end) for start, end in events]
+    else:
+        times = []
+        for _ in range(samples):
+            began = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - began) * 1e3)
+    p20, median, p80 = np.percentile(times, QUANTILES)
+    return {"time_ms": float(median), "time_p20_ms": float(p20), "time_p80_ms": float(p80),
+            "samples": len(times)}  # fmt: skip
+
+
+def cuda_graph(fn: Callable[[], object], device: torch.device) -> Callable[[], None]:
+    """fn captured once into a CUDA graph (after one call on a side stream: compiles, autotuning,
+    allocations); calling the result replays every kernel fn launched, without launching them."""
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(side):
+        fn()
+    torch.cuda.current_stream(device).wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
 
 
 def peak_mib(fn: Callable[[], object], device: torch.device) -> float:
