@@ -64,12 +64,16 @@ def test_attention_rows_measure_ours_and_check_gradients(dry_run):
     assert (cudnn.status == "skipped").all()  # no cuDNN on CPU: said, not silently dropped
 
 
-def test_summary_gives_the_ratio_to_sdpa_per_row(dry_run):
+def test_summary_gives_the_ratios_to_the_library_kernels_per_row(dry_run):
     out, _, _ = dry_run
     summary = pd.read_csv(out / "summary.csv")
     assert {"triton", "triton_atomic", "torch_sdpa"} <= set(summary.backend)
     assert summary.ratio_to_sdpa.notna().all()
     assert (summary[summary.backend == "torch_sdpa"].ratio_to_sdpa == 1.0).all()
+    # no cuDNN on CPU: the faster library kernel is SDPA in every setting
+    assert summary.cudnn_tflops.isna().all() and (summary.fastest_library == "torch_sdpa").all()
+    assert (summary.ratio_to_best_library == summary.ratio_to_sdpa).all()
+    assert (summary.samples == 1).all()  # --repeats 1 in the dry run
 
 
 def test_decode_and_training_steps(dry_run):

@@ -184,3 +184,28 @@ def test_a_failing_backend_costs_only_its_own_rows(tmp_path, monkeypatch):
     assert (rows[0]["backend"], rows[0]["status"]) == ("torch_sdpa", "error")
     assert rows[0]["reason"] == "ValueError: refused"
     assert {r["status"] for r in rows if r["backend"] == "naive"} == {"ok"}
+
+
+def test_summary_compares_with_the_faster_library_kernel_of_each_setting():
+    """cuDNN and flash SDPA side by side; the ratio is to whichever is faster in that setting, and
+    to SDPA alone where cuDNN has no row (refused, or a CPU run)."""
+    import pandas as pd
+
+    from softlookup.bench.summary import summarize
+
+    tflops = {(1024, "torch_sdpa"): 300.0, (1024, "torch_cudnn"): 500.0, (1024, "triton"): 400.0,
+              (2048, "torch_sdpa"): 300.0, (2048, "triton"): 450.0}  # fmt: skip
+    rows = pd.DataFrame([
+        {"head_dim": 64, "causal": False, "seq_len": n, "pass": "forward", "backend": backend,
+         "tflops": value, "status": "ok"}
+        for (n, backend), value in tflops.items()
+    ] + [{"head_dim": 64, "causal": False, "seq_len": 2048, "pass": "forward",
+          "backend": "torch_cudnn", "status": "skipped"}])  # fmt: skip
+    table = summarize(rows).set_index(["seq_len", "backend"])
+    assert table.loc[(1024, "triton"), "ratio_to_best_library"] == pytest.approx(0.8)
+    assert table.loc[(1024, "triton"), "ratio_to_sdpa"] == pytest.approx(4 / 3)
+    assert table.loc[(1024, "triton"), "fastest_library"] == "torch_cudnn"
+    assert table.loc[(2048, "triton"), "ratio_to_best_library"] == pytest.approx(1.5)
+    assert table.loc[(2048, "triton"), "fastest_library"] == "torch_sdpa"
+    assert pd.isna(table.loc[(2048, "triton"), "cudnn_tflops"])
+    assert table.loc[(1024, "torch_cudnn"), "ratio_to_best_library"] == 1.0

@@ -697,3 +697,9 @@ def test_d8_on_the_committed_h200_benchmark(tmp_path):
     assert sorted(naive.seq_len.unique()) == [1024, 2048, 4096]  # enough for its memory slope
     detail = ledger.loc["D8", "measured_detail"]  # cuDNN is faster than ours in every setting
     assert "fastest library kernel (flash SDPA or cuDNN) / our kernel time (mean) = 0.75" in detail
+    # summary.csv's per-row ratio to the faster library kernel says the same, row by row
+    from softlookup.bench.summary import summarize
+
+    ours = summarize(rows).query("backend == 'triton'")
+    assert f"(mean) = {ours.ratio_to_best_library.mean():.2f}" in detail
+    assert (ours.fastest_library == "torch_cudnn").all()
