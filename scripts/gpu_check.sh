@@ -12,10 +12,15 @@
 #   parity       tests/test_kernels.py on the compiled kernels (first tile, no autotuning)
 #   attention    the benchmark, d = 128 then 64, longest N first, causal and not, bf16; ours
 #                (deterministic and five-product backward), torch flash SDPA, torch cuDNN
-#                attention, the materialised table up to 4k; forward and backward timed apart;
-#                gradient error once per (d, causal) and backend -> attention_<device>.csv
-#   summary      summary.csv: TFLOP/s and ratio to SDPA per row (the paper reads it)
-#   decode       KV-cache decoding vs recomputing -> decode_<device>.csv
+#                attention, the materialised table up to 4k; forward and backward timed apart,
+#                20 samples per row (median, p20, p80); autotuning keyed by N and the grid; after
+#                each setting's timing, its forward and gradient errors at the timed shape, so
+#                every autotuned tile timed is the one checked -> attention_<device>.csv
+#   summary      summary.csv: TFLOP/s per row, flash SDPA's and cuDNN's beside it, the ratio to
+#                SDPA and to the faster of the two (the paper reads it)
+#   decode       KV-cache decoding vs recomputing, 10 samples per row; torch also with one query
+#                and no mask (its best path); every way also replayed from a CUDA graph (no
+#                launch cost) -> decode_<device>.csv
 #   train_step   one short training step per model of config/paper.yaml (bf16 autocast):
 #                train_steps.csv and the GPU-hours estimate gpu_hours.csv
 # Results: --out DIR, else benchmarks/gpu/<device name> (commit those). When $OUT is set (the
@@ -50,7 +55,7 @@ if [ "$dry" = 1 ]; then
   device_name=dry-cpu
   head_dims=(16); seq_lens=(24 17); causal_values=(1); tokens=34; model_dim=16
   naive_max=20; decode=(--decode-prompt-len 20 --decode-new-tokens 2); warm_len=24
-  bench_extra=(--interpret --repeats 1); train_extra=(--dry --steps 1)
+  samples=1; decode_samples=1; bench_extra=(--interpret); train_extra=(--dry --steps 1)
   parity_select=(-k "decode_matches_full or atomic_and_deterministic")
 else
   export TRITON_INTERPRET=0
@@ -62,7 +67,8 @@ print(torch.cuda.get_device_name().replace(" ", "_"))') || {
   }
   head_dims=(128 64); seq_lens=(16384 8192 4096 2048 1024); causal_values=(1 0); tokens=16384
   model_dim=2048; naive_max=4096; decode=(--decode-prompt-len 4096 --decode-new-tokens 100)
-  warm_len=1024; bench_extra=(); train_extra=(--steps 3); parity_select=()
+  warm_len=1024; samples=20; decode_samples=10; bench_extra=(); train_extra=(--steps 3)
+  parity_select=()
 fi
 dest="${dest:-benchmarks/gpu/$device_name}"
 mkdir -p "$dest"
@@ -119,16 +125,16 @@ causal_flag=both
 run_part attention 270 "$python" -m softlookup.bench.kernels --device "$device" \
   --out "$dest/attention_$device.csv" --head-dims "${head_dims[@]}" --seq-lens "${seq_lens[@]}" \
   --causal "$causal_flag" --tokens "$tokens" --model-dim "$model_dim" \
-  --naive-max-len "$naive_max" --grad-check \
+  --naive-max-len "$naive_max" --grad-check --repeats "$samples" \
   --backends triton torch_sdpa torch_cudnn triton_atomic naive "${bench_extra[@]}"
 
 run_part summary 20 "$python" -m softlookup.bench.summary "$dest/attention_$device.csv" \
   --out "$dest/summary.csv"
 
-run_part decode 75 "$python" -m softlookup.bench.kernels --device "$device" \
+run_part decode 100 "$python" -m softlookup.bench.kernels --device "$device" \
   --decode-out "$dest/decode_$device.csv" --head-dims "${head_dims[@]}" \
-  --tokens "$tokens" --model-dim "$model_dim" --backends triton torch_sdpa naive \
-  "${decode[@]}" "${bench_extra[@]}"
+  --tokens "$tokens" --model-dim "$model_dim" --repeats "$decode_samples" --cuda-graphs \
+  --backends triton torch_sdpa torch_sdpa_unmasked naive "${decode[@]}" "${bench_extra[@]}"
 
 # the models' head dims (16..256) are new to the kernel cache: one tile each, no autotuning
 run_part train_step 90 env SOFTLOOKUP_AUTOTUNE=0 "$python" -m softlookup.bench.train_step \

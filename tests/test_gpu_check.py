@@ -58,8 +58,9 @@ def test_attention_rows_measure_ours_and_check_gradients(dry_run):
         "forward", "backward", "forward_backward"
     }  # fmt: skip
     assert ours.max_abs_err.max() < 1e-5
-    checked = ours.dropna(subset=["max_abs_grad_err"])
-    assert set(checked.seq_len) == {24} and checked.max_abs_grad_err.max() < 1e-5
+    # every timed row's gradients checked at its own shape, so with the tiles it timed
+    assert ours.max_abs_grad_err.notna().all() and ours.max_abs_grad_err.max() < 1e-5
+    assert (ours.samples == 1).all() and (ours.time_p20_ms <= ours.time_p80_ms).all()
     cudnn = rows[rows.backend == "torch_cudnn"]
     assert (cudnn.status == "skipped").all()  # no cuDNN on CPU: said, not silently dropped
 
@@ -80,6 +81,8 @@ def test_decode_and_training_steps(dry_run):
     out, _, _ = dry_run
     decode = pd.read_csv(out / "decode_cpu.csv")
     assert (decode.status == "ok").all() and decode.max_abs_diff_vs_recompute.max() < 1e-5
+    assert set(decode.backend) == {"triton", "torch_sdpa", "torch_sdpa_unmasked", "naive"}
+    assert not decode.cuda_graph.any()  # --cuda-graphs is a no-op on CPU
     plan = json.loads((ROOT / "benchmarks" / "paper_runs.json").read_text())
     steps = pd.read_csv(out / "train_steps.csv")
     assert list(steps.variant) == [v["variant"] for v in plan["variants"]]
