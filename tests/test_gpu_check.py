@@ -61,6 +61,9 @@ def test_attention_rows_measure_ours_and_check_gradients(dry_run):
     # every timed row's gradients checked at its own shape, so with the tiles it timed
     assert ours.max_abs_grad_err.notna().all() and ours.max_abs_grad_err.max() < 1e-5
     assert (ours.samples == 1).all() and (ours.time_p20_ms <= ours.time_p80_ms).all()
+    tiles = dict(zip(ours.backend + " " + ours["pass"], ours.tiles, strict=False))  # interpreter's
+    assert tiles["triton forward_backward"] == "fwd 16x16 w1 s1; dkdv 16x16 w1 s1; dq 16x16 w1 s1"
+    assert tiles["triton_atomic backward"] == "dkdv 16x16 w1 s1"
     cudnn = rows[rows.backend == "torch_cudnn"]
     assert (cudnn.status == "skipped").all()  # no cuDNN on CPU: said, not silently dropped
 

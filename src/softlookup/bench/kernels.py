@@ -13,7 +13,8 @@ torch, triton, ..., commit, dirty):
   inputs, else its default choice, named in `kernel`; "torch_cudnn", forced to cuDNN attention)
   and the materialised score table ("naive", the reference backend). Columns: time as a count of
   samples, not a time budget (`--repeats` timed calls after warm-up calls, `timing.time_samples`:
-  median `time_ms`, spread `time_p20_ms`-`time_p80_ms`, `samples`), TFLOP/s (FlashAttention's
+  median `time_ms`, spread `time_p20_ms`-`time_p80_ms`, `samples`), our kernels' autotuned tiles
+  in that pass (`tiles`), TFLOP/s (FlashAttention's
   count: 4 B H N^2 d for the forward, halved when causal, x2.5 for the backward, x3.5 for
   forward+backward), peak memory above the inputs (CUDA only; CPU has no allocator statistics),
   also per sequence (the batch is `tokens // N`, so memory against N is read per sequence: linear
@@ -81,6 +82,9 @@ DEFAULT_SAMPLES = {"cuda": 20, "cpu": 5}  # timed samples per row (median and sp
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 PASSES = ("forward", "backward", "forward_backward")
 FLOPS_PER_FORWARD = {"forward": 1.0, "backward": 2.5, "forward_backward": 3.5}
+# our autotuned kernels each pass launches (`tiles.AUTOTUNED`); triton_atomic has no dQ kernel
+PASS_KERNELS = {"forward": ("fwd",), "backward": ("dkdv", "dq"),
+                "forward_backward": ("fwd", "dkdv", "dq")}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -282,12 +286,13 @@ def measure_attention(
 def time_pass(
     setting: Setting, backend: str, passes: str, q, k, v, device: torch.device, samples: int
 ) -> dict[str, float]:
-    """The timing columns of one pass: samples, throughput, memory."""
+    """The timing columns of one pass: samples, our kernels' tiles, throughput, memory."""
     fn = run_attention(setting, backend, passes, q, k, v)
     timing = time_samples(fn, device, samples)
     peak = peak_mib(fn, device)
     return {
         **timing,
+        "tiles": timed_tiles(backend, passes),
         "tflops": setting.forward_flops() * FLOPS_PER_FORWARD[passes] / timing["time_ms"] / 1e9,
         "peak_mem_mib": peak,
         "peak_mem_per_seq_mib": peak / setting.batch,
@@ -295,6 +300,16 @@ def time_pass(
             saved_for_backward_mib(fn) if passes == "forward_backward" else 0.0
         ),
     }
+
+
+def timed_tiles(backend: str, passes: str) -> str:
+    """The tiles autotuning chose for our kernels in the pass just timed ("" for the others)."""
+    if not backend.startswith("triton"):
+        return ""
+    from ..kernels.triton.tiles import last_tiles  # Triton only now: TRITON_INTERPRET is set
+
+    kernels = PASS_KERNELS[passes]
+    return last_tiles(kernels if backend == "triton" else tuple(k for k in kernels if k != "dq"))
 
 
 def decode_step_functions(backend: str, q_all, k_all, v_all):
@@ -402,6 +417,7 @@ ATTENTION_COLUMNS = [
     "time_p20_ms",
     "time_p80_ms",
     "samples",
+    "tiles",
     "tflops",
     "peak_mem_mib",
     "peak_mem_per_seq_mib",

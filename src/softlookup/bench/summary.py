@@ -4,8 +4,8 @@
 
 One row per measured (head_dim, causal, seq_len, pass, backend) of an attention CSV written by
 `softlookup.bench.kernels`: time (median, p20, p80 and the sample count where the CSV has them),
-TFLOP/s, the TFLOP/s of torch's flash SDPA (FlashAttention-2, `sdpa_tflops`) and of torch's cuDNN
-attention (`cudnn_tflops`) on the same setting, `ratio_to_sdpa` and `ratio_to_best_library`
+our kernels' tiles, TFLOP/s, the TFLOP/s of torch's flash SDPA (FlashAttention-2, `sdpa_tflops`)
+and of torch's cuDNN attention (`cudnn_tflops`) on the same setting, `ratio_to_sdpa` and `ratio_to_best_library`
 (TFLOP/s over the faster of the two library kernels, `fastest_library`; > 1: faster than both),
 the forward and gradient errors. `ratio_to_best_library` is, per row, what the claims ledger
 averages as "fastest library kernel / our kernel time" (D8). The paper's kernel section reads this
@@ -23,7 +23,7 @@ KEYS = ["head_dim", "causal", "seq_len", "pass"]
 LIBRARY_BACKENDS = {"torch_sdpa": "sdpa_tflops", "torch_cudnn": "cudnn_tflops"}
 COLUMNS = [
     "device_name", "dtype", *KEYS, "backend", "kernel", "time_ms", "time_p20_ms", "time_p80_ms",
-    "samples", "tflops", "sdpa_tflops", "cudnn_tflops", "fastest_library", "ratio_to_sdpa",
+    "samples", "tiles", "tflops", "sdpa_tflops", "cudnn_tflops", "fastest_library", "ratio_to_sdpa",
     "ratio_to_best_library", "max_abs_err", "max_abs_grad_err",
 ]  # fmt: skip
 

@@ -138,3 +138,11 @@ attn_bwd_dkdv_tuned = _tuned(
     attn_bwd_dkdv, DKDV_TILES, [*TUNE_KEY, "ATOMIC_DQ"], atomic_tiles=DKDV_ATOMIC_TILES
 )
 attn_bwd_dq_tuned = _tuned(attn_bwd_dq, DQ_TILES)
+AUTOTUNED = {"fwd": attn_fwd_tuned, "dkdv": attn_bwd_dkdv_tuned, "dq": attn_bwd_dq_tuned}
+
+
+def last_tiles(names: tuple[str, ...]) -> str:
+    """The tile of the last launch of each named autotuned kernel (keys of AUTOTUNED), e.g.
+    "fwd 128x64 w8 s3; dq 64x64 w4 s3" (BLOCK_M x BLOCK_N, warps, stages)."""
+    tiles = {name: as_tile(AUTOTUNED[name].best_config) for name in names}
+    return "; ".join(f"{name} {m}x{n} w{w} s{s}" for name, (m, n, w, s) in tiles.items())
