@@ -138,3 +138,45 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
         "abstract.tex").render(**common(study, [], []), **front.abstract(study)).split())  # fmt: skip
     assert ("no verdict of this build holds; those on D3 move; D1 is not yet trained that long."
             in abstract)  # fmt: skip
+
+
+def bucket_scores(variant, bleu_by_bucket, test_set, epoch="final"):
+    return [{"run": f"{variant}-s{seed}", "variant": variant, "seed": seed, "status": "ok",
+             "epoch": epoch, "test_set": test_set, "bucket": bucket, "metric": "bleu",
+             "value": bleu + seed, "ci_low": bleu - 2, "ci_high": bleu + 4}
+            for bucket, bleu in bleu_by_bucket.items() for seed in (1, 2)]  # fmt: skip
+
+
+def test_the_length_curves_come_from_every_study_that_scores_d1(tmp_path):
+    """Claim D1's curves: BLEU per bucket of the comparison's two systems, final models, seeds
+    pooled, here and in a reference on its own test set; a reference without scores adds none."""
+    from softlookup.report.study import load
+
+    pair = {"comparison": "d1", "system_a": "none", "system_b": "additive", "bucket": "all",
+            "metric": "bleu", "epoch": "final"}  # fmt: skip
+    results = tmp_path / "results"
+    (results / "tables").mkdir(parents=True)
+    pd.DataFrame([{**pair, "test_set": "test_long"}]).to_csv(
+        results / "tables" / "comparisons.csv", index=False)  # fmt: skip
+    pd.DataFrame(bucket_scores("none", {"1-10": 10, ">60": 1}, "test_long")
+                 + bucket_scores("additive", {"1-10": 20, ">60": 5}, "test_long")
+                 + bucket_scores("additive", {"1-10": 99}, "test_long", epoch="1")
+                 + bucket_scores("other", {"1-10": 50}, "test_long")).to_csv(
+        results / "tables" / "scores.csv", index=False)  # fmt: skip
+    claims, training = [{"id": "D1", "verdict": "partly"}], training_log("none-s1", [3.0], cap=1)
+    write_reference(tmp_path / "long", claims, [{**pair, "test_set": "test_europarl"}], training)
+    pd.DataFrame(bucket_scores("additive", {"1-10": 30, ">60": 12}, "test_europarl")).to_csv(
+        tmp_path / "long" / "scores.csv", index=False)  # fmt: skip
+    long = convergence.read_reference(tmp_path / "long")
+    bare = write_reference(tmp_path / "bare", claims, [{**pair, "test_set": "test_long"}], training)
+    config = {"convergence": {"effects": {"D1": [{"comparison": "d1", "bucket": ">60",
+                                                   "metric": "bleu_share"}]}}}  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    curves = convergence.length_curves(load(results, tmp_path / "config.json"), [long, bare])
+    here = curves[curves.study == "this build"].set_index(["variant", "bucket"])
+    assert here.loc[("additive", "1-10"), "value"] == 21.5  # seeds pooled, final models only
+    assert here.loc[("none", ">60"), ["ci_low", "ci_high"]].tolist() == [-1, 5]
+    assert "other" not in set(curves.variant) and set(curves.study) == {"this build", "long"}
+    europarl = curves[curves.study == "long"]
+    assert set(europarl.test_set) == {"test_europarl"}
+    assert europarl.set_index("bucket").value.to_dict() == {"1-10": 31.5, ">60": 13.5}

@@ -16,10 +16,13 @@ ALIGNMENT_RUNS = [run for run in config["analysis"]["runs"] if run in RUNS]
 CONVERGENCE = config.get("convergence") or {}
 CONVERGENCE_FILES = [str(folder / name) for folder in convergence_references(config)
                      for name in ("comparisons.csv", "claims.csv", "training.csv",
-                                  "provenance.json")]
+                                  "provenance.json", "scores.csv")]
+# claim D1's length curves in every study: only beside a reference (alone, they would repeat
+# bleu_by_length)
 FIGURES = expand("results/figures/{figure}.pdf",
                  figure=[*SCORE_FIGURES, "training", "cost", "alignment",
-                         *(["convergence"] if CONVERGENCE else [])])
+                         *(["convergence"] if CONVERGENCE else []),
+                         *(["length_curves"] if CONVERGENCE_FILES else [])])
 RUN_FILES = expand("results/runs/{run}/{file}", run=RUNS, file=["config.json", "meta.json"])
 
 
@@ -62,6 +65,27 @@ rule figure_training:
         runs=RUNS,
     shell:
         "{PYTHON}.report.figures.training --results results --config {input.config:q}"
+        " --runs {params.runs:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule figure_length_curves:
+    input:
+        config="results/paper/config.json",
+        scores="results/tables/scores.csv",
+        comparisons="results/tables/comparisons.csv",
+        runs=RUN_FILES,
+        references=CONVERGENCE_FILES,
+    output:
+        report("results/figures/length_curves.pdf", caption="../report/length_curves.rst",
+               category="Figures"),
+    log:
+        "results/logs/figures/length_curves.log",
+    benchmark:
+        "results/benchmarks/figure_length_curves/all.tsv"
+    params:
+        runs=RUNS,
+    shell:
+        "{PYTHON}.report.figures.length_curves --results results --config {input.config:q}"
         " --runs {params.runs:q} --out {output:q} > {log:q} 2>&1"
 
 

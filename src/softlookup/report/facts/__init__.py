@@ -21,6 +21,7 @@ FIGURE_RULES = {  # figure file stem -> the rule that draws it (sweep_*: figure_
     "cost": "figure_cost",
     "alignment": "figure_alignment",
     "convergence": "figure_convergence",
+    "length_curves": "figure_length_curves",
     "probes": "probe_figures",
 }
 

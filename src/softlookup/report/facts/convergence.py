@@ -2,7 +2,8 @@
 build's budget to the committed references of longer studies (config/converged.yaml, in parts).
 
 The references are read as they are, from `convergence.references` (folders made by `make
-reference`, relative to the checkout: comparisons.csv with its `epoch` column, claims.csv, training.csv, provenance.json),
+reference`, relative to the checkout: comparisons.csv with its `epoch` column, claims.csv,
+training.csv, provenance.json, and scores.csv for claim D1's length curves),
 as the GPU rows are read from `bench.measured`; each names the commit and config it came from.
 `convergence.effects` says which comparison carries each claim's effect:
 
@@ -23,7 +24,7 @@ import pandas as pd
 from ...config import convergence_references
 from ...evaluate.score import ALL, FINAL
 from ..study import Study
-from . import claims
+from . import claims, tables
 
 PATH_COLUMNS = [
     "claim", "comparison", "bucket", "metric", "study", "epoch", "delta", "ci_low", "ci_high",
@@ -44,6 +45,7 @@ class Reference:
     claims: pd.DataFrame
     training: pd.DataFrame
     provenance: dict
+    scores: pd.DataFrame  # empty for a reference made before scores were kept
 
     @property
     def commit(self) -> str:
@@ -69,6 +71,8 @@ def read_reference(folder: Path) -> Reference:
         claims=pd.read_csv(folder / "claims.csv", keep_default_na=False),
         training=pd.read_csv(folder / "training.csv"),
         provenance=json.loads((folder / "provenance.json").read_text()),
+        scores=pd.read_csv(folder / "scores.csv", dtype={"epoch": str})
+        if (folder / "scores.csv").is_file() else pd.DataFrame(),
     )
 
 
@@ -101,6 +105,39 @@ def effect_paths(
         for study, table in studies
     ]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=PATH_COLUMNS)
+
+
+LENGTH_CLAIM = "D1"
+
+
+def length_curves(study: Study, references: list[Reference]) -> pd.DataFrame:
+    """Claim D1's length curves in every study, as Bahdanau et al.'s Figure 2: BLEU per
+    source-length bucket of the two systems its effect compares (the fixed vector and
+    attention), final models, seeds pooled, on the test set of that comparison (joined captions
+    here, natural sentences in a Europarl reference). Columns: study, test_set, variant, label,
+    bucket, value, ci_low, ci_high, seeds."""
+    effects = ((study.config.get("convergence") or {}).get("effects") or {}).get(LENGTH_CLAIM)
+    variants = tables.variants(study)
+    labels = dict(zip(variants["variant"], variants["label"], strict=True)) if len(variants) else {}
+    studies = [(STUDY, study.comparisons, study.scores),
+               *((ref.name, ref.comparisons, ref.scores) for ref in references)]  # fmt: skip
+    named = {effect["comparison"] for effect in effects or []}
+    parts = []
+    for name, comparisons, scores in studies:
+        pairs = comparisons[comparisons.comparison.isin(named)] if len(comparisons) else comparisons
+        if pairs.empty or scores.empty:
+            continue
+        pair = pairs.iloc[0]
+        systems = [pair.system_a, pair.system_b]
+        rows = tables.final(scores)
+        rows = rows[(rows.metric == "bleu") & (rows.test_set == pair.test_set)
+                    & rows.variant.isin(systems) & (rows.bucket.astype(str) != ALL)]  # fmt: skip
+        curve = tables.pooled(rows, ["variant", "bucket"])
+        parts.append(curve.assign(study=name, test_set=pair.test_set,
+                                  label=[labels.get(v, v) for v in curve.variant]))  # fmt: skip
+    columns = ["study", "test_set", "variant", "label", "bucket", "value", "ci_low", "ci_high",
+               "seeds"]  # fmt: skip
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
 def fixed_budget(config: dict) -> int | None:
