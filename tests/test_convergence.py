@@ -132,7 +132,14 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
         **common(study, [], []), **convergence.paths_appendix(study))  # fmt: skip
     assert r"\label{app:paths}" in appendix and "this build & 2 & +12.00" in appendix
     assert "at most\n10 epochs with patience 2, budget points 1, 2 and final" in text
-    from softlookup.report.facts import front
+    from softlookup.report.facts import back, front
+
+    facts = {**back.threats(study), "still_improving": 3, "runs": 4}  # 2-epoch runs still improving
+    threats = " ".join(render.environment(ROOT / "paper" / "sections").get_template(
+        "threats.tex").render(**common(study, [], []), **facts).split())  # fmt: skip
+    assert "D3 moves: at this budget its verdict is not the verdict at convergence." in threats
+    assert "No reference trains the variants of D1, judged at this budget only." in threats
+    assert "keeps its verdict" not in threats and "keep their verdicts" not in threats
 
     abstract = " ".join(render.environment(ROOT / "paper" / "sections").get_template(
         "abstract.tex").render(**common(study, [], []), **front.abstract(study)).split())  # fmt: skip

@@ -11,7 +11,7 @@ from ...claims.checks import ALPHA
 from ...config import convergence_references
 from ...evaluate.compare import Z95
 from ..study import Study
-from . import claims, front, tables, training
+from . import claims, convergence, front, tables, training
 
 PROBE_GROUPS = [  # claim group, what its claims are, the label of its paragraph
     ("A", "worked examples", "worked"),
@@ -110,6 +110,7 @@ def threats(study: Study) -> dict:
     return {
         "still_improving": len(training.still_improving(study)),
         "converged_references": len(convergence_references(study.config)),
+        "at_convergence": converged_verdicts(study),
         "most_heads": most_heads(runs),
         "runs": len(runs),
         "max_epochs": epochs.max() if len(epochs) else None,
@@ -126,6 +127,16 @@ def threats(study: Study) -> dict:
         ],
         "more_missing": max(0, len(study.missing) - MISSING_SHOWN),
     }
+
+
+def converged_verdicts(study: Study) -> dict[str, list[str]]:
+    """The trained-model claims by what longer training did to their verdict (the convergence
+    section's table): held, moved, or not trained by any committed reference."""
+    if not convergence_references(study.config) or not study.config.get("convergence"):
+        return {"held": [], "moved": [], "not_run": []}
+    facts = convergence.section(study)
+    return {"held": facts["held"], "moved": [row["claim"] for row in facts["moved"]],
+            "not_run": facts["not_run"]}  # fmt: skip
 
 
 def comparisons(study: Study) -> dict:
