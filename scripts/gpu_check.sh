@@ -21,6 +21,9 @@
 #   decode       KV-cache decoding vs recomputing, 10 samples per row; torch also with one query
 #                and no mask (its best path); every way also replayed from a CUDA graph (no
 #                launch cost) -> decode_<device>.csv
+#   train_lengths  claim D6: one training step of the GRU with additive attention and of the
+#                Transformer (config/paper.yaml's) at sentence lengths 512 down to 16, tokens per
+#                batch fixed (8192), 10 samples per row -> train_step_lengths_<device>.csv
 #   train_step   one short training step per model of config/paper.yaml (bf16 autocast):
 #                train_steps.csv and the GPU-hours estimate gpu_hours.csv
 # Results: --out DIR, else benchmarks/gpu/<device name> (commit those). When $OUT is set (the
@@ -56,6 +59,7 @@ if [ "$dry" = 1 ]; then
   head_dims=(16); seq_lens=(24 17); causal_values=(1); tokens=34; model_dim=16
   naive_max=20; decode=(--decode-prompt-len 20 --decode-new-tokens 2); warm_len=24
   samples=1; decode_samples=1; bench_extra=(--interpret); train_extra=(--dry --steps 1)
+  lengths_extra=(--dry --samples 1 --lengths 8 4 --batch-tokens 16)
   parity_select=(-k "decode_matches_full or atomic_and_deterministic")
 else
   export TRITON_INTERPRET=0
@@ -68,6 +72,7 @@ print(torch.cuda.get_device_name().replace(" ", "_"))') || {
   head_dims=(128 64); seq_lens=(16384 8192 4096 2048 1024); causal_values=(1 0); tokens=16384
   model_dim=2048; naive_max=4096; decode=(--decode-prompt-len 4096 --decode-new-tokens 100)
   warm_len=1024; samples=20; decode_samples=10; bench_extra=(); train_extra=(--steps 3)
+  lengths_extra=(--samples 10)
   parity_select=()
 fi
 dest="${dest:-benchmarks/gpu/$device_name}"
@@ -137,6 +142,10 @@ run_part decode 100 "$python" -m softlookup.bench.kernels --device "$device" \
   --backends triton torch_sdpa torch_sdpa_unmasked naive "${decode[@]}" "${bench_extra[@]}"
 
 # the models' head dims (16..256) are new to the kernel cache: one tile each, no autotuning
+run_part train_lengths 90 env SOFTLOOKUP_AUTOTUNE=0 "$python" -m softlookup.bench.train_lengths \
+  --device "$device" --plan benchmarks/paper_runs.json \
+  --out "$dest/train_step_lengths_$device.csv" "${lengths_extra[@]}"
+
 run_part train_step 90 env SOFTLOOKUP_AUTOTUNE=0 "$python" -m softlookup.bench.train_step \
   --device "$device" --plan benchmarks/paper_runs.json --out "$dest/train_steps.csv" \
   --estimate-out "$dest/gpu_hours.csv" "${train_extra[@]}"

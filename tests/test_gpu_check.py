@@ -37,7 +37,9 @@ def test_every_part_succeeds_in_order(dry_run):
     }
     assert done.returncode == 0, (done.stdout[-3000:], logs)
     assert set(parts.part[:3]) == {"environment", "warmup", "parity"}  # parity beside warm-up
-    assert list(parts.part[3:]) == ["attention", "summary", "decode", "train_step"]
+    assert list(parts.part[3:]) == [
+        "attention", "summary", "decode", "train_lengths", "train_step"
+    ]  # fmt: skip
     assert (parts.exit.astype(str) == "0").all()
     assert "triton" in (out / "environment.log").read_text()
 
@@ -95,6 +97,11 @@ def test_decode_and_training_steps(dry_run):
     assert hours.iloc[-1].gpu_hours == pytest.approx(hours.iloc[:-1].gpu_hours.sum())
     assert hours.iloc[-1].runs == len(plan["seeds"]) * len(plan["variants"])
     assert (steps.autocast == "bf16").all()  # the GPU's mixed-precision path, on CPU
+    lengths = pd.read_csv(out / "train_step_lengths_cpu.csv")  # D6's rows, longest length first
+    assert list(zip(lengths.sentence_tokens, lengths.variant, strict=True)) == [
+        (8, "gru_additive"), (8, "transformer"), (4, "gru_additive"), (4, "transformer")
+    ]  # fmt: skip
+    assert (lengths.status == "ok").all() and (lengths.samples == 1).all()
 
 
 def test_the_training_plan_matches_config_paper_yaml():

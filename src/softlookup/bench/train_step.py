@@ -10,8 +10,8 @@
 The plan (JSON) lists every variant the config trains (base models and sweep points, as the
 workflow's `run_config` merges them), its seeds and its training settings, so that the GPU side
 needs neither Snakemake nor YAML. For each variant, a model built by `build_model` from its config
-takes `--steps` AdamW steps (after one untimed step) on random token batches shaped like the
-training batches: `max_tokens // sentence_tokens` sentences of `sentence_tokens` source and
+takes `--steps` timed AdamW steps (after timing.WARMUP_CALLS untimed ones) on random token
+batches shaped like the training batches: `max_tokens // sentence_tokens` sentences of `sentence_tokens` source and
 target tokens, under bf16 autocast on CUDA, as `softlookup.train` trains. The estimate multiplies
 the median step time by the steps of a run (epochs x train_pairs x sentence_tokens / max_tokens)
 and by the seeds; `--dry` shrinks every model to a few units wide (CPU, the interpreter test) and
@@ -24,15 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
-import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 from ..models import EOS, PAD, build_model, count_parameters
-from .timing import PROVENANCE_COLUMNS, csv_rows, provenance, synchronize
+from .timing import PROVENANCE_COLUMNS, csv_rows, provenance, time_samples
 
 STEP_COLUMNS = [
     *PROVENANCE_COLUMNS,
@@ -73,6 +72,14 @@ def plan_of(config_paths: list[Path]) -> dict:
     }
 
 
+def model_config(entry: dict, dry: bool) -> dict:
+    """A plan entry's model config; with `dry`, every width DRY_MODEL's."""
+    model_cfg = dict(entry["model"])
+    if dry:
+        model_cfg.update({k: v for k, v in DRY_MODEL.items() if k in model_cfg})
+    return model_cfg
+
+
 def random_batch(sentences: int, tokens: int, vocab: int, device: torch.device, seed: int):
     """src (B,S), tgt_in (B,T), tgt_out (B,T) of ordinary tokens (no padding: the worst case)."""
     gen = torch.Generator().manual_seed(seed)
@@ -80,24 +87,26 @@ def random_batch(sentences: int, tokens: int, vocab: int, device: torch.device, 
     return src.to(device), tgt[:, :-1].to(device), tgt[:, 1:].to(device)
 
 
-def time_steps(model, batch, steps: int, device: torch.device, autocast: bool) -> float:
-    """Median ms of one training step (forward, loss, backward, AdamW) after one untimed step."""
+def training_step(model, batch, device: torch.device, autocast: bool) -> Callable[[], None]:
+    """One training step of `model` on `batch` as softlookup.train takes it: forward (bf16
+    autocast when `autocast`), cross-entropy, backward, AdamW step."""
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     src, tgt_in, tgt_out = batch
-    times = []
-    for step in range(steps + 1):
-        synchronize(device)
-        start = time.perf_counter()
+
+    def step() -> None:
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
             logits = model(src, tgt_in)  # (B, T, V)
         loss = F.cross_entropy(logits.float().flatten(0, 1), tgt_out.flatten(), ignore_index=PAD)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        synchronize(device)
-        if step:
-            times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+
+    return step
+
+
+def time_steps(model, batch, steps: int, device: torch.device, autocast: bool) -> float:
+    """Median ms of one training step over `steps` samples (timing.time_samples)."""
+    return time_samples(training_step(model, batch, device, autocast), device, steps)["time_ms"]
 
 
 def estimate(entry: dict, step_ms: float, seeds: int, args: argparse.Namespace) -> dict:
@@ -156,9 +165,7 @@ def main(argv: list[str] | None = None) -> None:
     ):
         total, measured, failed = 0.0, 0, []
         for index, entry in enumerate(plan["variants"]):
-            model_cfg = dict(entry["model"])
-            if args.dry:
-                model_cfg.update({k: v for k, v in DRY_MODEL.items() if k in model_cfg})
+            model_cfg = model_config(entry, args.dry)
             sentences = 2 if args.dry else entry["train"]["max_tokens"] // args.sentence_tokens
             tokens = 6 if args.dry else args.sentence_tokens
             row = {
