@@ -3,6 +3,7 @@ tokens per batch held fixed, the spread and provenance of every other benchmark.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -36,3 +37,24 @@ def test_a_variant_the_plan_lacks_is_refused(tmp_path):
     with pytest.raises(SystemExit, match="no variant"):
         main(["--plan", str(PLAN), "--device", "cpu", "--out", str(tmp_path / "x.csv"),
               "--variants", "gru_additive", "lstm"])  # fmt: skip
+
+
+def test_the_workflow_gives_runs_config_files_and_the_vocabulary(tmp_path):
+    """bench_train_lengths: the pair's results/runs/<run>/config.json (as the workflow writes
+    them: variant, model, train), their variants in the order given, the BPE size as --vocab."""
+    runs = []
+    for variant, model in [("transformer", {"arch": "transformer", "d_model": 16, "heads": 2,
+                            "ffn_dim": 16, "enc_layers": 1, "dec_layers": 1}),
+                           ("gru_additive", {"arch": "gru", "attention": "additive",
+                            "emb_dim": 8, "hidden_dim": 8})]:  # fmt: skip
+        path = tmp_path / f"{variant}.json"
+        path.write_text(json.dumps({"run": f"{variant}-s1", "variant": variant, "model": model,
+                                    "train": {"max_tokens": 12}}))  # fmt: skip
+        runs.append(str(path))
+    out = tmp_path / "rows.csv"
+    main(["--run-configs", *runs, "--vocab", "30", "--device", "cpu", "--out", str(out),
+          "--samples", "1", "--lengths", "3", "6"])  # fmt: skip
+    rows = pd.read_csv(out)
+    assert list(rows.variant) == ["transformer", "gru_additive"] * 2
+    assert (rows.batch_tokens == 12).all() and list(rows.batch_sentences) == [2, 2, 4, 4]
+    assert (rows.autocast == "off").all() and (rows.status == "ok").all()  # fp32 on CPU

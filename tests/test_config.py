@@ -289,6 +289,18 @@ def test_a_measured_folder_without_bench_csvs_is_named(config, tmp_path):
     assert f"bench.measured: '{tmp_path}' holds no attention_<device>.csv" in errors_of(config)
 
 
+def test_measured_training_step_rows_are_read_for_their_device(config, tmp_path):
+    (tmp_path / "decode_cuda.csv").write_text("device\ncuda\n")
+    (tmp_path / "train_step_lengths_cuda.csv").write_text("device\ncuda\n")  # D6's GPU rows
+    config["bench"]["measured"] = [str(tmp_path)]
+    assert measured_bench(config) == [
+        str(tmp_path / "decode_cuda.csv"), str(tmp_path / "train_step_lengths_cuda.csv")
+    ]  # fmt: skip
+    (tmp_path / "decode_cuda.csv").unlink()
+    config["bench"]["devices"] = ["cpu", "cuda"]  # the device after the kind, not after its "_"
+    assert "train_step_lengths_cuda.csv is for device 'cuda'" in errors_of(config)
+
+
 def test_a_measured_device_the_workflow_also_benchmarks_is_refused(config):
     config["bench"]["devices"] = ["cpu", "cuda"]
     message = errors_of(config)

@@ -271,22 +271,26 @@ def convergence_references(config: dict) -> list[Path]:
     return folders
 
 
+# the benchmarks scripts/gpu_check.sh measures that the ledger and the paper read
+MEASURED_KINDS = ("attention", "decode", "train_step_lengths")
+
+
 def measured_bench(config: dict) -> list[str]:
-    """The bench CSVs of bench.measured: <folder>/{attention,decode}_<device>.csv, measured outside
-    the workflow (scripts/gpu_check.sh) and read as they are, for devices it does not run itself."""
+    """The bench CSVs of bench.measured: <folder>/<kind>_<device>.csv of MEASURED_KINDS, measured
+    outside the workflow (scripts/gpu_check.sh) and read as they are, for devices it does not run
+    itself."""
     paths = []
     for folder in config["bench"].get("measured") or []:
         found = sorted(
-            str(path)
-            for kind in ("attention", "decode")
+            (str(path), path.stem[len(kind) + 1 :])
+            for kind in MEASURED_KINDS
             for path in Path(folder).glob(f"{kind}_*.csv")
         )
         if not found:
             raise ConfigError(
                 f"bench.measured: {folder!r} holds no attention_<device>.csv or decode_<device>.csv"
             )
-        for path in found:
-            device = Path(path).stem.split("_", 1)[1]
+        for path, device in found:
             if device in config["bench"]["devices"]:
                 raise ConfigError(
                     f"bench.measured: {path} is for device {device!r}, which bench.devices also"

@@ -1,4 +1,4 @@
-# Benchmarks (claims D7, D8), CSVs per device in config["bench"]["devices"]:
+# Benchmarks (claims D6, D7, D8), CSVs per device in config["bench"]["devices"]:
 # - bench_attention: our Triton attention vs torch's SDPA vs the materialised score table, and
 #   decoding one attention with a KV cache vs recomputing (kernel level); options
 #   config["bench"][device], passed to `python -m softlookup.bench.kernels` as CLI options
@@ -6,7 +6,10 @@
 # - bench_generation: greedy generation by a whole random-weight Transformer with its KV cache vs
 #   recomputing the prefix (model level), and the allocator's memory of the cache against layers
 #   and heads (cache_memory_<device>.csv); options config["bench"]["generation"] (optional: the
-#   defaults of `python -m softlookup.bench.generation` are config.yaml's transformer dims).
+#   defaults of `python -m softlookup.bench.generation` are config.yaml's transformer dims);
+# - bench_train_lengths: one training step of the GRU with additive attention and of the
+#   Transformer (the config's gru_additive and transformer, from their first seed's run config)
+#   against sentence length, tokens per batch fixed; options config["bench"]["train_lengths"].
 # The cuda variants ask the executor for one GPU (slurm: `gpu=1`, i.e. --gpus=1; a cluster that
 # wants --gres instead can set `slurm_extra: "'--gres=gpu:1'"` for these rules in its profile).
 # Options travel as a list param, quoted element by element ({params.options:q}).
@@ -14,9 +17,12 @@
 BENCH_DEVICES = config["bench"]["devices"]
 # config["bench"]["measured"]: committed CSVs of devices this workflow does not run (a lent GPU's
 # scripts/gpu_check.sh), inputs of the ledger and the cost figure like the ones made here
+# D6's pair, benchmarked where this config trains both (not long.yaml, not converged*.yaml)
+TRAIN_LENGTHS_PAIR = ["gru_additive", "transformer"]
+TRAIN_LENGTHS = ["train_step_lengths"] if set(TRAIN_LENGTHS_PAIR) <= set(VARIANTS) else []
 BENCH_CSVS = expand(
     "results/bench/{kind}_{device}.csv",
-    kind=["attention", "decode", "generation", "cache_memory"],
+    kind=["attention", "decode", "generation", "cache_memory", *TRAIN_LENGTHS],
     device=BENCH_DEVICES,
 ) + measured_bench(config)
 
@@ -83,3 +89,30 @@ rule bench_generation:
     shell:
         "{PYTHON}.bench.generation --device {wildcards.device:q} --out {output.generation:q}"
         " --memory-out {output.memory:q} --threads {threads} {params.options:q} > {log:q} 2>&1"
+
+
+rule bench_train_lengths:
+    input:
+        runs=expand(
+            "results/runs/{variant}-s{seed}/config.json",
+            variant=TRAIN_LENGTHS_PAIR,
+            seed=config["seeds"][0],
+        ),
+    output:
+        report("results/bench/train_step_lengths_{device}.csv", category="Training benchmarks"),
+    log:
+        "results/logs/bench/train_lengths_{device}.log",
+    benchmark:
+        "results/benchmarks/bench_train_lengths/{device}.tsv"
+    wildcard_constraints:
+        device="cpu|cuda",
+    params:
+        options=bench_options(config["bench"].get("train_lengths", {})),
+        vocab=config["data"]["bpe_vocab_size"],
+    threads: config["bench"]["threads"]
+    resources:
+        gpu=lambda wildcards: int(wildcards.device == "cuda"),
+    shell:
+        "{PYTHON}.bench.train_lengths --device {wildcards.device:q} --run-configs {input.runs:q}"
+        " --vocab {params.vocab} --out {output:q} --threads {threads} {params.options:q}"
+        " > {log:q} 2>&1"

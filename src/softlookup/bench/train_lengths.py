@@ -1,7 +1,9 @@
 """Training-step time against sentence length, tokens per batch held fixed (claim D6).
 
     python -m softlookup.bench.train_lengths --plan benchmarks/paper_runs.json --device cuda \\
-        --out train_step_lengths_cuda.csv
+        --out train_step_lengths_cuda.csv   # scripts/gpu_check.sh: config/paper.yaml's pair
+    python -m softlookup.bench.train_lengths --run-configs results/runs/gru_additive-s1/config.json \\
+        results/runs/transformer-s1/config.json --vocab 8000 --device cpu --out ...  # the workflow
 
 Attention does quadratic work in the length but all of it at once; a recurrent network linear
 work, one position after another. With the tokens of a batch held fixed (`--batch-tokens`, the
@@ -78,15 +80,36 @@ def sweep(plan: dict, args: argparse.Namespace, device: torch.device, write) -> 
             print(f"L={length:4d} {variant:16s} {timed['time_ms']:9.2f} ms/step", flush=True)
 
 
+def plan_of(args: argparse.Namespace) -> dict:
+    """The plan JSON, or one made of runs' config.json (their variants, in the order given; they
+    hold the same variant, model and train keys as a plan's entries)."""
+    if args.plan:
+        return json.loads(args.plan.read_text())
+    if args.vocab is None:
+        raise SystemExit("--run-configs needs --vocab")
+    runs = [json.loads(path.read_text()) for path in args.run_configs]
+    args.variants = [run["variant"] for run in runs]
+    return {"bpe_vocab_size": args.vocab, "variants": runs}
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m softlookup.bench.train_lengths", description=__doc__.split("\n")[0]
     )
-    p.add_argument("--plan", type=Path, required=True,
-                   help="plan JSON (python -m softlookup.bench.train_step --write-plan)")  # fmt: skip
+    models = p.add_mutually_exclusive_group(required=True)
+    models.add_argument(
+        "--plan", type=Path, help="plan JSON (python -m softlookup.bench.train_step --write-plan)"
+    )
+    models.add_argument(
+        "--run-configs",
+        type=Path,
+        nargs="+",
+        help="runs' config.json (the workflow's): their variants, in order",
+    )
+    p.add_argument("--vocab", type=int, help="vocabulary (default: the plan's BPE size)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cuda")
     p.add_argument("--out", type=Path, required=True, help="train_step_lengths_<device>.csv")
-    p.add_argument("--variants", nargs="+", default=list(PAIR))
+    p.add_argument("--variants", nargs="+", default=list(PAIR), help="of the plan")
     p.add_argument("--lengths", type=int, nargs="+", default=[16, 32, 64, 128, 256, 512])
     p.add_argument(
         "--batch-tokens",
@@ -101,10 +124,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    plan = json.loads(args.plan.read_text())
+    plan = plan_of(args)
     unknown = set(args.variants) - {entry["variant"] for entry in plan["variants"]}
     if unknown:
         raise SystemExit(f"{args.plan} has no variant(s) {sorted(unknown)}")
+    if args.vocab is not None:
+        plan["bpe_vocab_size"] = args.vocab
     if args.batch_tokens is None:
         first = next(e for e in plan["variants"] if e["variant"] == args.variants[0])
         args.batch_tokens = first["train"]["max_tokens"]

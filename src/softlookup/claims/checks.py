@@ -268,10 +268,15 @@ def evaluate_bench(check: NumericCheck, evidence: Evidence) -> Outcome:
     series = series.dropna()
     if series.empty:
         return pending(check.label, f"no rows of {path} match {check.where}", output)
-    value = _aggregate(check, numerator.loc[series.index], series)
+    rows = numerator.loc[series.index]
+    value = _aggregate(check, rows, series)
     if isinstance(value, str):
         return pending(check.label, f"{path}: {value}", output)
-    return compare_number(check, value, output)
+    against_x = check.aggregate in ("at_largest", "crossing")
+    measured = _described_points(check, rows, series, value) if against_x else None
+    outcome = compare_number(check, value, output, measured=measured)
+    device = path.stem[len(check.name) + 1 :]  # <name>_<device>.csv
+    return _needs_device(check, outcome, {device}, f"{path} holds rows of")
 
 
 def _smallest_per_setting(rows: pd.DataFrame, join: tuple[str, ...], column: str):
@@ -294,18 +299,51 @@ def _aggregate(check: NumericCheck, rows: pd.DataFrame, series: pd.Series) -> fl
         return float(series.iloc[0])
     if check.aggregate in ("max", "min", "mean"):
         return float(getattr(series, check.aggregate)())
+    points = _against_x(check, rows, series)
+    if isinstance(points, str):
+        return points
+    if check.aggregate == "at_largest":
+        return float(points.iloc[-1])
+    if check.aggregate == "crossing":
+        return crossing(points)
+    slope, _ = np.polyfit(np.log(points.index.to_numpy(float)), np.log(points.to_numpy()), 1)
+    return float(slope)
+
+
+def _against_x(check: NumericCheck, rows: pd.DataFrame, series: pd.Series) -> pd.Series | str:
+    """The mean value per distinct x, ascending in x (a log-log slope: positive points only), or
+    why there are too few."""
     if check.x not in rows.columns:
         return f"column {check.x!r} absent"
     x = _numbers(rows[check.x])
-    points = pd.DataFrame({"x": x, "y": series}).dropna().groupby("x").y.mean()
-    points = points[(points.index > 0) & (points > 0)]
+    points = pd.DataFrame({"x": x, "y": series}).dropna().groupby("x").y.mean().sort_index()
+    kind = ""
+    if check.aggregate == "loglog_slope":
+        points, kind = points[(points.index > 0) & (points > 0)], "positive "
     if len(points) < check.min_points:
         return (
-            f"{len(points)} positive points of {check.column} against {check.x}"
+            f"{len(points)} {kind}points of {check.column} against {check.x}"
             f" ({', '.join(f'{v:g}' for v in points.index)}); the check needs {check.min_points}"
         )
-    slope, _ = np.polyfit(np.log(points.index.to_numpy(float)), np.log(points.to_numpy()), 1)
-    return float(slope)
+    return points
+
+
+def crossing(points: pd.Series) -> float:
+    """The smallest x from which every value (at it and every larger x) is below 1: where a
+    ratio crosses 1 for good; inf when it is not below 1 even at the largest x."""
+    not_below = np.flatnonzero(points.to_numpy() >= 1)  # positions, ascending x
+    first = not_below[-1] + 1 if len(not_below) else 0
+    return float(points.index[first]) if first < len(points) else math.inf
+
+
+def _described_points(check: NumericCheck, rows: pd.DataFrame, series: pd.Series,
+                      value: float) -> str:  # fmt: skip
+    """'label = value (x: x1 v1, x2 v2, ...)' of a value read against x; crossing inf: none."""
+    points = _against_x(check, rows, series)
+    shown = (f"none up to {check.x} {points.index[-1]:g}" if math.isinf(value)
+             else format_number(value, check.fmt))  # fmt: skip
+    curve = ", ".join(f"{x:g} {format_number(y, check.fmt)}" for x, y in points.items())
+    return f"{check.label} = {shown} ({check.x}: {curve})"
 
 
 # --- paired comparisons ---------------------------------------------------------------------------

@@ -10,9 +10,11 @@ A check names where its measured number comes from:
   optionally divided by another row (`ratio_to`: the settings that differ); `grid` expands one
   check into a row or matrix of figures;
 - bench: a column of a declared results/bench/<bench>_<device>.csv (True/False read as 1/0),
-  filtered (a setting's value may be a list: any of them), aggregated (max, min, mean, the log-log
-  slope against another column) or divided by another filtered selection (`per_setting: min`:
-  of several numerator rows per setting, the smallest, e.g. the fastest of several kernels);
+  filtered (a setting's value may be a list: any of them), aggregated (max, min, mean; against
+  another column x: the log-log slope, the value at the largest x, or the crossing: the smallest
+  x from which every value is below 1) or divided by another filtered selection (`per_setting:
+  min`: of several numerator rows per setting, the smallest, e.g. the fastest of several
+  kernels); `requires_device: gpu` judges only rows measured on a GPU (others shown, pending);
 - comparison: rows of results/tables/comparisons.csv for a named pair (paired tests on the same
   sentences and seeds); a name with {x} is a family (d3_scaled_vs_unscaled_dk{x}), x read from
   the names; `side` (a or b) judges one system's own mean with its interval instead of B - A;
@@ -74,9 +76,10 @@ class NumericCheck(CheckBase):
     join: tuple[str, ...] = ()  # bench ratio: columns matching numerator and denominator rows
     per_setting: str | None = None  # bench ratio: "min" keeps the smallest numerator per setting
     aggregate: str = "single"
-    x: str | None = None  # bench loglog_slope: the x column
-    min_points: int = 2  # bench loglog_slope: distinct x values needed
+    x: str | None = None  # bench loglog_slope, at_largest, crossing: the x column
+    min_points: int = 2  # bench loglog_slope, at_largest, crossing: distinct x values needed
     device: str = "any"  # bench: cpu, cuda, gpu (any non-CPU) or any (GPU first)
+    requires_device: str | None = None  # bench: "gpu": rows of another device stay pending
     tolerance: float | None = None
     rel_tolerance: float | None = None
 
@@ -383,6 +386,7 @@ def _numeric_check(raw: dict) -> NumericCheck:
         x=raw.get("x"),
         min_points=raw.get("min_points", 2),
         device=raw.get("device", "any"),
+        requires_device=raw.get("requires_device"),
         tolerance=None if raw.get("tolerance") is None else float(raw["tolerance"]),
         rel_tolerance=None if raw.get("rel_tolerance") is None else float(raw["rel_tolerance"]),
     )
