@@ -512,7 +512,7 @@ def test_d_claims_without_their_comparisons_are_pending_and_say_what_is_missing(
     assert ledger.loc["D3", "verdict"] == "pending"
     assert "3 values of x" in ledger.loc["D3", "reason"] and "needs 4" in ledger.loc["D3", "reason"]
     assert ledger.loc["D6", "verdict"] == "pending"
-    assert "no training table among the ledger's inputs" in ledger.loc["D6", "reason"]
+    assert "no benchmark train_step_lengths_<device>.csv among" in ledger.loc["D6", "reason"]
 
 
 # ---- the project's D7 and D8 checks, on benchmark CSVs shaped like bench.kernels's and
@@ -703,3 +703,66 @@ def test_d8_on_the_committed_h200_benchmark(tmp_path):
     ours = summarize(rows).query("backend == 'triton'")
     assert f"(mean) = {ours.ratio_to_best_library.mean():.2f}" in detail
     assert (ours.fastest_library == "torch_cudnn").all()
+
+
+# --- D6: training-step time against sentence length (issue 24) ------------------------------------
+
+
+def step_rows(device: str, ratios: dict[int, float]) -> pd.DataFrame:
+    """train_step_lengths_<device>.csv rows: the GRU 10 ms a step, the Transformer ratio x 10."""
+    return pd.DataFrame(
+        {"device": device, "variant": variant, "sentence_tokens": length, "status": "ok",
+         "time_ms": 10.0 * (ratio if variant == "transformer" else 1.0)}
+        for length, ratio in ratios.items() for variant in ("gru_additive", "transformer")
+    )  # fmt: skip
+
+
+def test_d6_reproduced_from_gpu_rows_with_the_crossing_reported(tmp_path):
+    # below 1 from 64 on, but 128 is above: the crossing is where it stays below, 256
+    ratios = {16: 2.0, 32: 1.2, 64: 0.9, 128: 1.05, 256: 0.6, 512: 0.4}
+    ledger = project_ledger(tmp_path, ["D6"], bench={"train_step_lengths_cuda": step_rows(
+        "cuda", ratios)})  # fmt: skip
+    row = ledger.loc["D6"]
+    assert row.verdict == "reproduced", row.reason
+    assert row.measured == "training-step time at the longest length, Transformer / GRU = 0.40"
+    assert "GRU = 0.40 (sentence_tokens: 16 2.00, 32 1.20, 64 0.90, 128 1.05, 256 0.60," in (
+        row.measured_detail
+    )
+    assert "shortest length from which the Transformer's step is faster = 256" in (
+        row.measured_detail
+    )
+    assert "at 16 tokens (Multi30k's), Transformer / GRU = 2.00" in row.measured_detail
+
+
+def test_d6_not_reproduced_when_the_transformer_is_slower_at_the_longest_length(tmp_path):
+    rows = step_rows("cuda", {16: 0.5, 256: 0.8, 512: 1.3})
+    ledger = project_ledger(tmp_path, ["D6"], bench={"train_step_lengths_cuda": rows})
+    assert ledger.loc["D6", "verdict"] == "not reproduced"
+    assert "faster = none up to sentence_tokens 512" in ledger.loc["D6", "measured_detail"]
+
+
+def test_d6_stays_pending_on_cpu_rows_with_the_cpu_measurement_shown(tmp_path):
+    failed = step_rows("cpu", {256: 0.1}).assign(status="failed")  # no point of the curve
+    cpu = pd.concat([step_rows("cpu", {16: 3.0, 128: 0.7}), failed])
+    ledger = project_ledger(tmp_path, ["D6"], bench={"train_step_lengths_cpu": cpu})
+    row = ledger.loc["D6"]
+    assert row.verdict == "pending"
+    assert "needs GPU runs" in row.reason and "holds rows of device cpu" in row.reason
+    assert "Transformer / GRU = 0.70 (sentence_tokens: 16 3.00, 128 0.70)" in row.measured_detail
+
+
+def test_d6_prefers_gpu_rows_to_cpu_rows(tmp_path):
+    bench = {"train_step_lengths_cpu": step_rows("cpu", {16: 0.5, 512: 0.5}),
+             "train_step_lengths_cuda": step_rows("cuda", {16: 0.5, 512: 1.5})}  # fmt: skip
+    assert project_ledger(tmp_path, ["D6"], bench=bench).loc["D6", "verdict"] == "not reproduced"
+
+
+@pytest.mark.parametrize(
+    ("ratios", "expected"),
+    [({16: 2.0, 64: 0.9, 128: 1.1, 512: 0.5}, 512), ({16: 0.9, 512: 0.5}, 16),
+     ({16: 0.5, 512: 1.0}, float("inf")), ({16: 1.5, 64: 0.99}, 64)],
+)  # fmt: skip
+def test_crossing_is_the_shortest_length_from_which_every_ratio_is_below_1(ratios, expected):
+    from softlookup.claims.checks import crossing
+
+    assert crossing(pd.Series(ratios)) == expected
