@@ -999,3 +999,36 @@ def test_only_the_final_budget_reaches_the_paper(tmp_path):
     assert "GRU, dot & 21.0 [20.0, 22.0]" in files["results"]
     assert "16.0 [15.0, 17.0]" not in files["results"]
     assert "by +1.00 [+0.50, +1.50] BLEU" in files["scores"]
+
+
+def test_cost_says_d6s_ratio_at_the_longest_length_and_the_crossing(tmp_path):
+    """D6's sentence from train_step_lengths rows: a GPU's when there are any, else the CPU's
+    with the GPU measurement said pending; none at all: the benchmark is pending."""
+    results = make_results(tmp_path, BASE)
+    assert "The training-step benchmark against sentence length (claim D6) is pending" in (
+        generate(results)["cost"]
+    )
+
+    def rows(device, name, ratios):
+        return pd.DataFrame(
+            {"device": device, "device_name": name, "batch_tokens": 8192, "status": "ok",
+             "variant": variant, "sentence_tokens": length,
+             "time_ms": 10.0 * (ratio if variant == "transformer" else 1.0)}
+            for length, ratio in ratios.items() for variant in ("gru_additive", "transformer")
+        )  # fmt: skip
+
+    rows("cpu", "Xeon", {16: 3.0, 64: 1.5}).to_csv(
+        results / "bench" / "train_step_lengths_cpu.csv", index=False
+    )
+    cpu_only = generate(results)["cost"]
+    assert "there is no length among those timed (16 and 64 tokens)" in cpu_only
+    assert "These are CPU rows; the GPU measurement that decides claim D6 is pending." in cpu_only
+    gpu = rows("cuda", "NVIDIA H200", {16: 2.0, 64: 0.9, 128: 1.1, 256: 0.7, 512: 0.5})
+    gpu.to_csv(results / "bench" / "train_step_lengths_cuda.csv", index=False)
+    text = generate(results)["cost"]
+    assert (
+        "With 8,192 tokens a batch, one training step of the Transformer takes 0.50 times as long"
+        " as one of the GRU with additive attention at 512 tokens a sentence on NVIDIA H200;"
+        " the Transformer's step is the faster one at every length timed from 256 to 512 tokens"
+    ) in text
+    assert "CPU rows" not in text

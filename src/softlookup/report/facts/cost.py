@@ -1,11 +1,13 @@
-"""Facts of the cost of attention (D7, D8): generation with and without the KV cache, and the
-attention kernels' time, memory and error, including GPU rows measured outside the build."""
+"""Facts of the cost of attention (D6, D7, D8): training-step time against sentence length,
+generation with and without the KV cache, and the attention kernels' time, memory and error,
+including GPU rows measured outside the build."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from ...claims.checks import crossing
 from ..study import Study
 from . import tables
 
@@ -99,6 +101,32 @@ def measured_elsewhere(study: Study) -> dict | None:
     }
 
 
+def train_step_ratios(study: Study) -> dict | None:
+    """D6's rows as the ledger reads them: the train_step_lengths file of a GPU if there is one,
+    else the CPU's; per sentence length, Transformer / GRU (additive) step time of the rows that
+    ran; the ratio at the longest length and the crossing (None: not below 1 at the longest)."""
+    files = {name: t for name, t in study.bench.items() if name.startswith("train_step_lengths_")}
+    gpu = sorted(name for name in files if not name.endswith("_cpu"))
+    if not files:
+        return None
+    table = files[(gpu or sorted(files))[0]]
+    ok = table[table["status"] == "ok"]
+    steps = ok.pivot_table(index="sentence_tokens", columns="variant", values="time_ms")
+    ratios = (steps.get("transformer") / steps.get("gru_additive")).dropna().sort_index()
+    if ratios.empty:
+        return None
+    where = crossing(ratios)
+    return {
+        "gpu": bool(gpu),
+        "device_name": str(ok["device_name"].iloc[0]),
+        "batch_tokens": int(ok["batch_tokens"].iloc[0]),
+        "longest": int(ratios.index[-1]),
+        "ratio": float(ratios.iloc[-1]),
+        "crossing": None if np.isinf(where) else int(where),
+        "lengths": [int(length) for length in ratios.index],
+    }
+
+
 def cost(study: Study) -> dict:
     steps = generation_data(study)
     kernels = tables.bench(study, "attention")
@@ -111,6 +139,7 @@ def cost(study: Study) -> dict:
     )
     config = study.config.get("bench", {})
     return {
+        "train_steps": train_step_ratios(study),
         "generation": generation_rows(study),
         "slopes": (
             {
