@@ -728,9 +728,10 @@ def test_d6_reproduced_from_gpu_rows_with_the_crossing_reported(tmp_path):
     assert "GRU = 0.40 (sentence_tokens: 16 2.00, 32 1.20, 64 0.90, 128 1.05, 256 0.60," in (
         row.measured_detail
     )
-    assert "shortest length from which the Transformer's step is faster = 256" in (
-        row.measured_detail
-    )
+    assert (
+        "shortest length from which the Transformer's step is faster = 256 (sentence_tokens: 16"
+        " 2.00, 32 1.20, 64 0.90, 128 1.05, 256 0.60, 512 0.40)"
+    ) in row.measured_detail
     assert "at 16 tokens (Multi30k's), Transformer / GRU = 2.00" in row.measured_detail
 
 

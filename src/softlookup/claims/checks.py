@@ -338,10 +338,13 @@ def crossing(points: pd.Series) -> float:
 
 def _described_points(check: NumericCheck, rows: pd.DataFrame, series: pd.Series,
                       value: float) -> str:  # fmt: skip
-    """'label = value (x: x1 v1, x2 v2, ...)' of a value read against x; crossing inf: none."""
+    """'label = value (x: x1 v1, x2 v2, ...)' of a value read against x, each v in the check's
+    format; a crossing is an x, printed as the x's are (inf: none)."""
     points = _against_x(check, rows, series)
-    shown = (f"none up to {check.x} {points.index[-1]:g}" if math.isinf(value)
-             else format_number(value, check.fmt))  # fmt: skip
+    if check.aggregate != "crossing":
+        shown = format_number(value, check.fmt)
+    else:
+        shown = f"none up to {check.x} {points.index[-1]:g}" if math.isinf(value) else f"{value:g}"
     curve = ", ".join(f"{x:g} {format_number(y, check.fmt)}" for x, y in points.items())
     return f"{check.label} = {shown} ({check.x}: {curve})"
 
