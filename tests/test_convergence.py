@@ -100,6 +100,16 @@ def test_the_figure_draws_one_panel_per_claim(reference, tmp_path):
     assert [tick.get_text() for tick in visible[0].get_xticklabels()] == ["1", "2", "4", "final"]
 
 
+def test_once_a_reference_trains_a_claim_the_figure_leaves_out_the_lone_points(reference):
+    here = pd.DataFrame(comparison_rows("d3_dk128", {"final": 12.0})
+                        + comparison_rows("d1", {"final": 0.3}, bucket=">60", metric="bleu_share"))
+    paths = convergence.effect_paths(here, [reference], EFFECTS)
+    assert set(paths.claim) == {"D1", "D3"}
+    assert [ax.get_title() for ax in figure.draw(paths).axes if ax.get_visible()] == ["D3"]
+    alone = convergence.effect_paths(here, [], EFFECTS)  # no reference: every claim's point
+    assert [ax.get_title() for ax in figure.draw(alone).axes if ax.get_visible()] == ["D3", "D1"]
+
+
 def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
     """A claim whose converged verdict differs is named with the reference's reason; the
     section renders the verdict table and the moved sentence, and the appendix every effect's

@@ -44,7 +44,7 @@ def alignment_figure(study: Study):
         return fig
     columns = min(PER_ROW, len(drawn))
     rows = -(-len(drawn) // columns)
-    fig, axes = style.grid(rows, columns, height=2.6 * rows, layout="constrained")
+    fig, axes = style.grid(rows, columns, height=2.3 * rows, layout="constrained")
     maps = [matrix(table) for _, table in drawn]
     top = max(float(m.max().max()) for m in maps) or 1.0
     for i, (ax, (run, table), weights) in enumerate(zip(axes, drawn, maps, strict=False)):

@@ -26,7 +26,7 @@ PANELS = [  # probe, quantity, x, series, y label, where the legend hides no lin
 
 
 def probes_figure(study: Study):
-    fig, axes = style.grid(1, 4, height=2.1, width_ratios=[1, 1, 1, 1.4])  # (d): its legend
+    fig, axes = style.grid(1, 4, height=1.9, width_ratios=[1, 1, 1, 1.4])  # (d): its legend
     for ax, letter, (probe, quantity, x, series, ylabel, legend) in zip(axes, "abcd", PANELS, strict=True):
         rows = probe_curves(study, probe, quantity, x)
         if rows.empty:

@@ -26,7 +26,7 @@ def training_figure(study: Study):
         style.note(axes[0], "no run wrote a training log")
         return fig
     rows = math.ceil(len(panels) / COLUMNS)
-    fig, axes = style.grid(rows, min(COLUMNS, len(panels)), height=2.7 * rows)
+    fig, axes = style.grid(rows, min(COLUMNS, len(panels)), height=2.5 * rows)
     valid = table[table["split"] == "valid"]
     mean = valid.groupby(["variant", "label", "epoch"], as_index=False)["loss"].mean()
     for ax, (title, variants) in zip(axes, panels, strict=False):
