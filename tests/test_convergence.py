@@ -76,6 +76,28 @@ def test_a_verdict_at_convergence_comes_from_the_reference_that_decides_it(refer
     assert table.loc["D1", ["converged", "moved"]].tolist() == ["not run", False]
 
 
+def test_a_claim_two_references_decide_gets_a_row_from_each(reference, tmp_path):
+    """The converged study (Multi30k) and the long-sentence study (Europarl) both decide D1: the
+    table shows both verdicts, and a claim that moves in one is not counted as held."""
+    long = write_reference(
+        tmp_path / "long", claims=[{"id": "D1", "verdict": "partly", "reason": "no gap past 60"}],
+        comparisons=comparison_rows("d1", {"final": 0.1}, bucket=">60", metric="bleu_share"),
+        training=training_log("none-s1", [3.0, 2.9], cap=10))  # fmt: skip
+    captions = write_reference(
+        tmp_path / "converged_recurrent",
+        claims=[{"id": "D1", "verdict": "reproduced", "reason": "kept"}],
+        comparisons=comparison_rows("d1", {"final": 0.3}, bucket=">60", metric="bleu_share"),
+        training=training_log("none-s1", [3.0, 2.9], cap=10))  # fmt: skip
+    here = pd.DataFrame([{"id": "D1", "verdict": "reproduced"}, {"id": "D3",
+                                                                 "verdict": "partly"}])
+    table = convergence.verdict_table(here, [captions, long, reference], ["D1", "D3"])
+    assert table[["claim", "reference", "converged", "moved"]].values.tolist() == [
+        ["D1", "converged_recurrent", "reproduced", False], ["D1", "long", "partly", True],
+        ["D3", "converged_scale", "partly", False]]  # fmt: skip
+    assert convergence.fates(table.to_dict("records")) == {
+        "moved_claims": ["D1"], "held": ["D3"], "not_run": []}  # fmt: skip
+
+
 def test_runs_at_their_cap_and_still_improving_are_named(reference):
     runs = convergence.convergence_of_runs(reference.training).set_index("run")
     assert runs.loc["a-s1", ["hit_cap", "still_improving"]].tolist() == [True, False]  # 0.4%

@@ -135,7 +135,7 @@ def converged_verdicts(study: Study) -> dict[str, list[str]]:
     if not convergence_references(study.config) or not study.config.get("convergence"):
         return {"held": [], "moved": [], "not_run": []}
     facts = convergence.section(study)
-    return {"held": facts["held"], "moved": [row["claim"] for row in facts["moved"]],
+    return {"held": facts["held"], "moved": facts["moved_claims"],
             "not_run": facts["not_run"]}  # fmt: skip
 
 

@@ -154,34 +154,34 @@ def point_order(epochs) -> list[str]:
     return [*map(str, numbers), *([FINAL] if FINAL in set(map(str, epochs)) else [])]
 
 
-def deciding_verdict(claim: str, references: list[Reference]) -> tuple[str, str]:
-    """(verdict, reference name) of the reference that decides `claim` (not pending there);
-    ("not run", "") when none does."""
+def deciding_verdicts(claim: str, references: list[Reference]) -> list[tuple[str, Reference]]:
+    """(verdict, reference) of every reference that decides `claim` (not pending there), in the
+    order of `convergence.references`: the converged study on Multi30k and the long-sentence
+    study on Europarl both decide D1."""
+    decided = []
     for ref in references:
         row = ref.claims[ref.claims.id == claim]
         if len(row) and row.verdict.iloc[0] not in ("pending", ""):
-            return row.verdict.iloc[0], ref.name
-    return "not run", ""
+            decided.append((row.verdict.iloc[0], ref))
+    return decided
 
 
 def verdict_table(claims: pd.DataFrame, references: list[Reference], ids: list[str]) -> pd.DataFrame:
-    """Per claim: this build's verdict, the verdict at convergence and whether it moved."""
+    """Per claim and reference deciding it: this build's verdict, the verdict with longer
+    training, whether it moved and the reference's reason; one "not run" row for a claim no
+    reference decides."""
     rows = []
     for claim in ids:
         here = claims[claims.id == claim]
         verdict = here.verdict.iloc[0] if len(here) else "absent"
-        converged, where = deciding_verdict(claim, references)
-        rows.append({
-            "claim": claim, "verdict": verdict, "converged": converged, "reference": where,
-            "moved": converged != "not run" and converged != verdict,
-            "reason": (ref_reason(references, where, claim) if where else ""),
-        })  # fmt: skip
+        for converged, ref in deciding_verdicts(claim, references) or [("not run", None)]:
+            rows.append({
+                "claim": claim, "verdict": verdict, "converged": converged,
+                "reference": ref.name if ref else "", "moved": ref is not None
+                and converged != verdict,
+                "reason": str(ref.claims[ref.claims.id == claim].reason.iloc[0]) if ref else "",
+            })  # fmt: skip
     return pd.DataFrame(rows)
-
-
-def ref_reason(references: list[Reference], name: str, claim: str) -> str:
-    ref = next(ref for ref in references if ref.name == name)
-    return str(ref.claims[ref.claims.id == claim].reason.iloc[0])
 
 
 def convergence_of_runs(training: pd.DataFrame) -> pd.DataFrame:
@@ -240,13 +240,26 @@ def section(study: Study) -> dict:
     return {
         "enabled": bool(config),
         "budget": epochs or study.config.get("train", {}).get("epochs"),
+        "corpus": study.config.get("data", {}).get("corpus", ""),
         "references": [reference_facts(ref) for ref in references],
         "paths": bool(len(paths)),
         "verdicts": rows,
         "moved": [row for row in rows if row["moved"]],
-        "held": [row["claim"] for row in rows if row["converged"] == row["verdict"]],
-        "not_run": [row["claim"] for row in rows if row["converged"] == "not run"],
+        **fates(rows),
         "improving_bar": STILL_IMPROVING,
+    }
+
+
+def fates(rows: list[dict]) -> dict[str, list[str]]:
+    """The claims of verdict-table rows by what longer training did: moved (in any reference
+    deciding them), held (in every one) and not_run (no reference decides them)."""
+    moved = list(dict.fromkeys(row["claim"] for row in rows if row["moved"]))
+    held = [row["claim"] for row in rows
+            if row["converged"] == row["verdict"] and row["claim"] not in moved]  # fmt: skip
+    return {
+        "moved_claims": moved,
+        "held": list(dict.fromkeys(held)),
+        "not_run": [row["claim"] for row in rows if row["converged"] == "not run"],
     }
 
 
@@ -257,6 +270,7 @@ def reference_facts(ref: Reference) -> dict:
         "cap": train.get("epochs"), "patience": train.get("patience"),
         "ladder": [str(point) for point in train.get("ladder") or [FINAL]],
         "name": ref.name, "config": ref.config_name, "commit": ref.commit, "runs": len(runs),
+        "corpus": ref.provenance.get("config", {}).get("data", {}).get("corpus", ""),
         "variants": runs.variant.nunique() if len(runs) else 0,
         "hit_cap": int(runs.hit_cap.sum()) if len(runs) else 0,
         "still_improving": sorted(runs[runs.still_improving].run) if len(runs) else [],
