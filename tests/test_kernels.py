@@ -139,6 +139,17 @@ def test_triton_matches_reference(
 
 
 @needs_triton
+@pytest.mark.parametrize("scale", [0.0, -0.5])
+@pytest.mark.parametrize("needs_grad", [False, True])  # the decode kernel, the fused kernel
+def test_triton_needs_a_positive_scale(scale, needs_grad):
+    """The kernels fold the scale into the row maximum, max(s) * scale = max(s * scale), true only
+    for scale > 0: a clear error instead of a wrong softmax."""
+    q, k, v = make_inputs(1, 1, 4, 4, 16, torch.float32, TRITON_DEVICE)
+    with pytest.raises(ValueError, match="positive, finite scale"):
+        attention(q.requires_grad_(needs_grad), k, v, scale=scale, backend="triton")
+
+
+@needs_triton
 def test_triton_accepts_strided_inputs():
     """q, k, v as (B,N,H,d) tensors viewed as (B,H,N,d), the layout a model's projections give."""
     gen = torch.Generator().manual_seed(0)

@@ -94,13 +94,22 @@ def _store_tile(ptr, tile, start, n_rows, stride_n, stride_d, BLOCK: tl.constexp
 
 
 @triton.jit
-def _key_block(q, K, V, start_n, N_K, stride_kn, stride_kd, stride_vn, stride_vd, qk_scale_log2,
+def _key_block(q, K, V, start_n, N_K, stride_kn, stride_kd, stride_vn, stride_vd,
                BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, PRECISION: tl.constexpr,
                WIDE: tl.constexpr):  # fmt: skip
-    """Keys and values [start_n, start_n + BLOCK_N) and the base-2 scores of q against them."""
+    """Keys and values [start_n, start_n + BLOCK_N) and the raw scores q k^T against them
+    (unscaled: `_exp2_scaled` applies the scale)."""
     k = _load_tile(K, start_n, N_K, stride_kn, stride_kd, BLOCK_N, HEAD_DIM, WIDE)
     v = _load_tile(V, start_n, N_K, stride_vn, stride_vd, BLOCK_N, HEAD_DIM, WIDE)
-    return k, v, _dot(q, tl.trans(k), None, PRECISION) * qk_scale_log2  # (BLOCK_M, BLOCK_N)
+    return k, v, _dot(q, tl.trans(k), None, PRECISION)  # (BLOCK_M, BLOCK_N)
+
+
+@triton.jit
+def _exp2_scaled(s, qk_scale_log2, shift):
+    """exp2(s * qk_scale_log2 - shift) of raw scores s: the scale enters with the shift (the row
+    maximum or lse2, already base 2) in one multiply-subtract per score, fused to an FMA on the
+    GPU, as in Triton's fused-attention tutorial; no pass over the tile multiplies by the scale."""
+    return tl.math.exp2(s * qk_scale_log2 - shift)
 
 
 @triton.jit
@@ -209,13 +218,14 @@ def attn_fwd(
         start, end = _phase(phase, first, middle, last)
         for start_n in range(start, end, BLOCK_N):
             _, v, s = _key_block(q, K, V, start_n, N_K, stride_kn, stride_kd, stride_vn,
-                                 stride_vd, qk_scale_log2, BLOCK_N, HEAD_DIM, PRECISION, WIDE)  # fmt: skip
+                                 stride_vd, BLOCK_N, HEAD_DIM, PRECISION, WIDE)  # fmt: skip
             if phase == 1:
                 s = _mask_keys(s, float("-inf"), offs_m, start_n, PAD, stride_pn, N_K,
                                causal_shift, BLOCK_N, CAUSAL, HAS_PAD)  # fmt: skip
-            m_new = tl.maximum(m_i, tl.max(s, 1))
+            # base-2 running maximum: max(s) * scale = max(s * scale), the scale being > 0
+            m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale_log2)
             m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row with nothing allowed
-            p = tl.math.exp2(s - m_safe[:, None])
+            p = _exp2_scaled(s, qk_scale_log2, m_safe[:, None])
             alpha = tl.math.exp2(m_i - m_safe)
             l_i = l_i * alpha + tl.sum(p, 1)
             acc = _dot(_cast(p, v.dtype), v, acc * alpha[:, None], PRECISION)
@@ -313,8 +323,8 @@ def attn_bwd_dkdv(
             offs_m = start_m + tl.arange(0, BLOCK_M)
             lse2 = _load_lse2(LSE, offs_m, N_Q)
             delta = tl.load(DELTA + offs_m, mask=offs_m < N_Q, other=0.0)
-            s_t = _dot(k, tl.trans(q), None, PRECISION) * qk_scale_log2  # (BLOCK_N, BLOCK_M)
-            p_t = tl.math.exp2(s_t - lse2[None, :])
+            s_t = _dot(k, tl.trans(q), None, PRECISION)  # (BLOCK_N, BLOCK_M), raw
+            p_t = _exp2_scaled(s_t, qk_scale_log2, lse2[None, :])
             if phase == 0:
                 allowed_t = _allowed(offs_m[None, :], offs_n[:, None], pad_row[:, None], N_K,
                                      causal_shift, CAUSAL, HAS_PAD)  # fmt: skip
@@ -370,8 +380,8 @@ def attn_bwd_dq(
         start, end = _phase(phase, first, middle, last)
         for start_n in range(start, end, BLOCK_N):
             k, v, s = _key_block(q, K, V, start_n, N_K, stride_kn, stride_kd, stride_vn,
-                                 stride_vd, qk_scale_log2, BLOCK_N, HEAD_DIM, PRECISION, WIDE)  # fmt: skip
-            p = tl.math.exp2(s - lse2[:, None])
+                                 stride_vd, BLOCK_N, HEAD_DIM, PRECISION, WIDE)  # fmt: skip
+            p = _exp2_scaled(s, qk_scale_log2, lse2[:, None])
             if phase == 1:
                 p = _mask_keys(p, 0.0, offs_m, start_n, PAD, stride_pn, N_K, causal_shift,
                                BLOCK_N, CAUSAL, HAS_PAD)  # fmt: skip
