@@ -193,12 +193,14 @@ def test_triton_saves_no_score_table():
 
 
 # (B, H, Nq new queries, L cached keys, d, padded, num_splits): splits that cover several tiles,
-# splits with nothing allowed (padding), more splits than tiles
+# splits with nothing allowed (padding), more splits than tiles, two causal query blocks (run in
+# descending order) over three splits
 DECODE_CASES = [
     (2, 2, 1, 70, 32, False, 1),
     (2, 1, 1, 70, 64, True, 3),
     (1, 2, 3, 53, 16, False, 4),
     (2, 1, 2, 37, 128, True, 8),
+    (2, 1, 20, 61, 32, True, 3),
 ]
 
 
@@ -411,6 +413,24 @@ def test_bf16_casts_round_to_nearest_even_like_the_gpu():
     y = torch.empty(4096, dtype=torch.bfloat16, device=TRITON_DEVICE)
     cast_kernel[(1,)](x, y, N=4096)
     assert torch.equal(y, x.to(torch.bfloat16))
+
+
+@needs_triton
+@pytest.mark.parametrize("causal", [False, True])
+def test_causal_query_blocks_run_longest_first(causal):
+    """Program i of the query-block kernels (attn_fwd, attn_bwd_dq) takes query block i, or, causal,
+    block n - 1 - i: the blocks that read the most keys start first."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def starts_kernel(OUT, BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):
+        tl.store(OUT + tl.program_id(0), triton_kernels._query_block_start(BLOCK_M, CAUSAL))
+
+    starts = torch.empty(5, dtype=torch.int32, device=TRITON_DEVICE)
+    starts_kernel[(5,)](starts, BLOCK_M=16, CAUSAL=causal)
+    expected = [64, 48, 32, 16, 0] if causal else [0, 16, 32, 48, 64]
+    assert starts.tolist() == expected
 
 
 @needs_triton

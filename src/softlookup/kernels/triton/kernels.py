@@ -176,6 +176,17 @@ def _phase(phase: tl.constexpr, first, middle, last):
 
 
 @triton.jit
+def _query_block_start(BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):
+    """First query of this program's block (grid dimension 0 = the query blocks). Causal: the
+    blocks in descending order, so the programs that start first are those that read the most keys
+    (the last queries see every key) and the short ones fill the tail of the schedule."""
+    block = tl.program_id(0)
+    if CAUSAL:
+        block = tl.num_programs(0) - 1 - block
+    return block * BLOCK_M
+
+
+@triton.jit
 def attn_fwd(
     Q, K, V, PAD, OUT, LSE, qk_scale_log2,
     stride_qb, stride_qh, stride_qm, stride_qd,
@@ -194,9 +205,9 @@ def attn_fwd(
     TUNE_N_Q, TUNE_N_K, TUNE_BH (power-of-two buckets of Nq, Nk and B*H, `tiles.tuning_buckets`)
     only key the autotuner, here and in the backward kernels.
     """
-    start_m = tl.program_id(0) * BLOCK_M
+    start_m = _query_block_start(BLOCK_M, CAUSAL)
     bh = tl.program_id(1)
-    split = tl.program_id(2)
+    split = tl.program_id(2)  # the decode path's split of the keys, independent of the block order
     Q, K, V = _qkv_heads(Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb,
                          stride_vh)  # fmt: skip
     OUT = _head(OUT + split.to(tl.int64) * stride_os, bh, H, stride_ob, stride_oh)
@@ -286,6 +297,8 @@ def attn_bwd_dkdv(
     DK and DV share the strides stride_g*; LSE and DELTA are (B*H, Nq). With ATOMIC_DQ, each
     query block's dQ share (dS^T K, unscaled) is added into DQ_ACC (fp32, strides stride_a*).
     """
+    # key blocks in ascending order: causal, block 0 is the one the most queries see, so the longest
+    # programs already start first (no reversal, unlike the query-block kernels)
     start_n = tl.program_id(0) * BLOCK_N
     bh = tl.program_id(1)
     Q, K, V = _qkv_heads(Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb,
@@ -360,7 +373,7 @@ def attn_bwd_dq(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):  # fmt: skip
     """Grid (cdiv(Nq, BLOCK_M), B*H): dQ of one query block, streaming the keys it sees."""
-    start_m = tl.program_id(0) * BLOCK_M
+    start_m = _query_block_start(BLOCK_M, CAUSAL)
     bh = tl.program_id(1)
     Q, K, V = _qkv_heads(Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb,
                          stride_vh)  # fmt: skip
