@@ -107,12 +107,18 @@ if ON_GPU:
     ]
 
 
-# the five-product backward (dQ by atomics) against the reference, on the awkward cases
+# the five-product backward (dQ by atomics) against the reference, on the awkward cases; causal
+# with padding in both directions (Nq > Nk: the first queries see no key; a fully padded batch row),
+# every 16-bit head-dim class, a block-size multiple with d = 8
 ATOMIC_CASES = [
     (2, 1, 23, 41, 32, True, True, 1.0, torch.float32),
     (2, 1, 41, 23, 64, True, False, None, torch.float32),
     (1, 2, 33, 47, 64, True, False, None, torch.bfloat16),
     (2, 1, 33, 47, 32, False, True, None, torch.float16),
+    (2, 1, 41, 23, 64, True, True, None, torch.bfloat16),
+    (1, 2, 37, 53, 128, True, True, 0.5, torch.float16),
+    (2, 1, 17, 33, 256, True, True, None, torch.bfloat16),
+    (1, 3, 16, 80, 8, True, True, 0.5, torch.float32),
 ]
 if ON_GPU:
     ATOMIC_CASES += [
