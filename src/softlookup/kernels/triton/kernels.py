@@ -1,8 +1,11 @@
 """Triton device code for exact attention with an online softmax (FlashAttention-2 style).
 
 The N x N score table is never stored: each program keeps one block of queries (or keys) on chip
-and streams the other side through it block by block. Scores live in the base-2 domain
-(`qk * scale * log2(e)`), so the softmax uses exp2 and the saved log-sum-exp `lse2` is base 2.
+and streams the other side through it block by block. Score tiles hold the raw products q k^T; the
+scale, times log2(e), enters once per score in `_exp2_scaled` (exp2(s * scale - shift), one fused
+multiply-subtract, as in Triton's fused-attention tutorial), and the forward's running maximum is
+max(s) * scale, one multiply per row (true for scale > 0, which `flash.softmax_scale` checks). So
+the softmax uses exp2, and the running maximum and the saved log-sum-exp `lse2` are base 2.
 
 Masking, shared by every kernel (`_allowed`): query i of Nq sits at key position i + (Nk - Nq)
 (causal masking aligned to the end); keys past Nk and keys flagged in the padding row never
@@ -13,9 +16,15 @@ score mask (every key in range and visible to every query of the block) and the 
 Kernels: `attn_fwd` (output + lse2, optionally over one split of the keys, which the decode path
 uses), `attn_bwd_delta` (rowsum(dO * O)), `attn_bwd_dkdv` (one key block per program; with
 ATOMIC_DQ it also adds that block's share of dQ into an fp32 buffer with atomics: five matrix
-products per block pair instead of seven, not deterministic), `attn_bwd_dq` (one query block per
-program) and `attn_decode_combine` (the split-K partial outputs -> the output). Launch
-configurations live in `tiles.py`.
+products per (query block, key block) pair instead of the seven of dK/dV plus `attn_bwd_dq`, not
+deterministic), `attn_bwd_dq` (one query block per program) and `attn_decode_combine` (the split-K
+partial outputs -> the output). Launch configurations live in `tiles.py`. With causal masking the
+query-block kernels (`attn_fwd`, `attn_bwd_dq`) take their blocks in descending order
+(`_query_block_start`), so the blocks that read the most keys start first; `attn_bwd_dkdv`'s
+ascending key blocks already start with the one the most queries read.
+Not done: TMA tensor descriptors and Hopper warp specialisation (producer and consumer warp groups,
+as cuDNN and FlashAttention-3 use): their correctness and speed show only on an sm_90 GPU, which
+neither the CPU interpreter nor ptxas stands in for and this project's CPU sessions do not have.
 
 Offsets: a program moves its pointers to its (batch, head) in 64-bit arithmetic; offsets inside a
 head are 32-bit unless the launch sets WIDE (N x stride >= 2^31, see `flash.needs_wide_offsets`).
