@@ -107,12 +107,18 @@ if ON_GPU:
     ]
 
 
-# the five-product backward (dQ by atomics) against the reference, on the awkward cases
+# the five-product backward (dQ by atomics) against the reference, on the awkward cases; causal
+# with padding in both directions (Nq > Nk: the first queries see no key; a fully padded batch row),
+# every 16-bit head-dim class, a block-size multiple with d = 8
 ATOMIC_CASES = [
     (2, 1, 23, 41, 32, True, True, 1.0, torch.float32),
     (2, 1, 41, 23, 64, True, False, None, torch.float32),
     (1, 2, 33, 47, 64, True, False, None, torch.bfloat16),
     (2, 1, 33, 47, 32, False, True, None, torch.float16),
+    (2, 1, 41, 23, 64, True, True, None, torch.bfloat16),
+    (1, 2, 37, 53, 128, True, True, 0.5, torch.float16),
+    (2, 1, 17, 33, 256, True, True, None, torch.bfloat16),
+    (1, 3, 16, 80, 8, True, True, 0.5, torch.float32),
 ]
 if ON_GPU:
     ATOMIC_CASES += [
@@ -136,6 +142,17 @@ def test_triton_matches_reference(
     assert_matches_reference(
         q, k, v, causal=causal, scale=scale, key_padding_mask=mask, backend="triton"
     )
+
+
+@needs_triton
+@pytest.mark.parametrize("scale", [0.0, -0.5])
+@pytest.mark.parametrize("needs_grad", [False, True])  # the decode kernel, the fused kernel
+def test_triton_needs_a_positive_scale(scale, needs_grad):
+    """The kernels fold the scale into the row maximum, max(s) * scale = max(s * scale), true only
+    for scale > 0: a clear error instead of a wrong softmax."""
+    q, k, v = make_inputs(1, 1, 4, 4, 16, torch.float32, TRITON_DEVICE)
+    with pytest.raises(ValueError, match="positive, finite scale"):
+        attention(q.requires_grad_(needs_grad), k, v, scale=scale, backend="triton")
 
 
 @needs_triton
@@ -182,12 +199,14 @@ def test_triton_saves_no_score_table():
 
 
 # (B, H, Nq new queries, L cached keys, d, padded, num_splits): splits that cover several tiles,
-# splits with nothing allowed (padding), more splits than tiles
+# splits with nothing allowed (padding), more splits than tiles, two causal query blocks (run in
+# descending order) over three splits
 DECODE_CASES = [
     (2, 2, 1, 70, 32, False, 1),
     (2, 1, 1, 70, 64, True, 3),
     (1, 2, 3, 53, 16, False, 4),
     (2, 1, 2, 37, 128, True, 8),
+    (2, 1, 20, 61, 32, True, 3),
 ]
 
 
@@ -400,6 +419,24 @@ def test_bf16_casts_round_to_nearest_even_like_the_gpu():
     y = torch.empty(4096, dtype=torch.bfloat16, device=TRITON_DEVICE)
     cast_kernel[(1,)](x, y, N=4096)
     assert torch.equal(y, x.to(torch.bfloat16))
+
+
+@needs_triton
+@pytest.mark.parametrize("causal", [False, True])
+def test_causal_query_blocks_run_longest_first(causal):
+    """Program i of the query-block kernels (attn_fwd, attn_bwd_dq) takes query block i, or, causal,
+    block n - 1 - i: the blocks that read the most keys start first."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def starts_kernel(OUT, BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):
+        tl.store(OUT + tl.program_id(0), triton_kernels._query_block_start(BLOCK_M, CAUSAL))
+
+    starts = torch.empty(5, dtype=torch.int32, device=TRITON_DEVICE)
+    starts_kernel[(5,)](starts, BLOCK_M=16, CAUSAL=causal)
+    expected = [64, 48, 32, 16, 0] if causal else [0, 16, 32, 48, 64]
+    assert starts.tolist() == expected
 
 
 @needs_triton

@@ -16,8 +16,10 @@ Backends, all giving the same result:
   gradient needed -- one decoding step against a KV cache, e.g.
   `attention(q_new, k_cache, v_cache, causal=True, backend="triton")` under torch.no_grad() --
   it runs the split-K decode kernel (`triton/decode.py`); otherwise the FlashAttention-2 style kernel
-  with its own backward pass.
-- "auto": "triton" for CUDA tensors the Triton kernels support, "torch" otherwise (CPU, float64).
+  with its own backward pass. The scale must be positive (the kernels fold it into the row
+  maximum).
+- "auto": "triton" for CUDA tensors the Triton kernels support, "torch" otherwise (CPU, float64,
+  a scale <= 0).
 """
 
 from __future__ import annotations
@@ -123,7 +125,8 @@ def attention(
     q, k, v = autocast_inputs(q, k, v)
     check_inputs(q, k, v, key_padding_mask)
     if backend == "auto":
-        backend = "triton" if q.is_cuda and triton_supports(q, v) else "torch"
+        positive = scale is None or scale > 0
+        backend = "triton" if q.is_cuda and triton_supports(q, v) and positive else "torch"
     kernel = {
         "reference": reference_attention,
         "torch": torch_attention,

@@ -21,6 +21,7 @@ from .flash import (
     needs_wide_offsets,
     pad_head_dim,
     padding_rows,
+    softmax_scale,
     strides,
     tile_head_dim,
 )
@@ -55,7 +56,7 @@ def decode_attention(
     """q (B,H,Nq,d) new queries, k_cache/v_cache (B,H,L,d) -> (B,H,Nq,dv); no autograd."""
     batch, heads, n_queries, head_dim = q.shape
     n_keys, value_dim = k_cache.shape[2], v_cache.shape[-1]
-    scale = head_dim**-0.5 if scale is None else float(scale)
+    scale = softmax_scale(head_dim, scale)
     tile_dim = tile_head_dim(max(head_dim, value_dim))
     q, k_cache, v_cache = (pad_head_dim(t, tile_dim) for t in (q, k_cache, v_cache))
     block_m, block_n, num_warps, num_stages = decode_tile(q.element_size(), tile_dim)

@@ -19,6 +19,7 @@ up to 3.9, announced to change), so the numerics do not change with the Triton v
 from __future__ import annotations
 
 import functools
+import math
 import os
 
 import torch
@@ -33,6 +34,15 @@ MAX_HEAD_DIM = 256
 DELTA_BLOCK_M = 16
 INT32_LIMIT = 2**31
 FP_FUSION = {"enable_fp_fusion": True}
+
+
+def softmax_scale(head_dim: int, scale: float | None) -> float:
+    """The scale of q k^T: 1/sqrt(head_dim) by default. It must be positive and finite: the kernels
+    fold it into the running row maximum (max(s) * scale = max(s * scale) only when scale > 0)."""
+    scale = head_dim**-0.5 if scale is None else float(scale)
+    if not (scale > 0 and math.isfinite(scale)):
+        raise ValueError(f"the Triton kernels need a positive, finite scale, got {scale}")
+    return scale
 
 
 def tile_head_dim(head_dim: int) -> int:
@@ -211,7 +221,7 @@ def flash_attention(
 ) -> torch.Tensor:
     """softmax(q k^T * scale) v without the score table; differentiable in q, k, v."""
     head_dim = q.shape[-1]
-    scale = head_dim**-0.5 if scale is None else float(scale)
+    scale = softmax_scale(head_dim, scale)
     tile_dim = tile_head_dim(max(head_dim, v.shape[-1]))
     q, k, v_tiled = (pad_head_dim(t, tile_dim) for t in (q, k, v))
     out = FlashAttentionFunction.apply(

@@ -1,8 +1,11 @@
 """Triton device code for exact attention with an online softmax (FlashAttention-2 style).
 
 The N x N score table is never stored: each program keeps one block of queries (or keys) on chip
-and streams the other side through it block by block. Scores live in the base-2 domain
-(`qk * scale * log2(e)`), so the softmax uses exp2 and the saved log-sum-exp `lse2` is base 2.
+and streams the other side through it block by block. Score tiles hold the raw products q k^T; the
+scale, times log2(e), enters once per score in `_exp2_scaled` (exp2(s * scale - shift), one fused
+multiply-subtract, as in Triton's fused-attention tutorial), and the forward's running maximum is
+max(s) * scale, one multiply per row (true for scale > 0, which `flash.softmax_scale` checks). So
+the softmax uses exp2, and the running maximum and the saved log-sum-exp `lse2` are base 2.
 
 Masking, shared by every kernel (`_allowed`): query i of Nq sits at key position i + (Nk - Nq)
 (causal masking aligned to the end); keys past Nk and keys flagged in the padding row never
@@ -13,9 +16,15 @@ score mask (every key in range and visible to every query of the block) and the 
 Kernels: `attn_fwd` (output + lse2, optionally over one split of the keys, which the decode path
 uses), `attn_bwd_delta` (rowsum(dO * O)), `attn_bwd_dkdv` (one key block per program; with
 ATOMIC_DQ it also adds that block's share of dQ into an fp32 buffer with atomics: five matrix
-products per block pair instead of seven, not deterministic), `attn_bwd_dq` (one query block per
-program) and `attn_decode_combine` (the split-K partial outputs -> the output). Launch
-configurations live in `tiles.py`.
+products per (query block, key block) pair instead of the seven of dK/dV plus `attn_bwd_dq`, not
+deterministic), `attn_bwd_dq` (one query block per program) and `attn_decode_combine` (the split-K
+partial outputs -> the output). Launch configurations live in `tiles.py`. With causal masking the
+query-block kernels (`attn_fwd`, `attn_bwd_dq`) take their blocks in descending order
+(`_query_block_start`), so the blocks that read the most keys start first; `attn_bwd_dkdv`'s
+ascending key blocks already start with the one the most queries read.
+Not done: TMA tensor descriptors and Hopper warp specialisation (producer and consumer warp groups,
+as cuDNN and FlashAttention-3 use): their correctness and speed show only on an sm_90 GPU, which
+neither the CPU interpreter nor ptxas stands in for and this project's CPU sessions do not have.
 
 Offsets: a program moves its pointers to its (batch, head) in 64-bit arithmetic; offsets inside a
 head are 32-bit unless the launch sets WIDE (N x stride >= 2^31, see `flash.needs_wide_offsets`).
@@ -94,13 +103,22 @@ def _store_tile(ptr, tile, start, n_rows, stride_n, stride_d, BLOCK: tl.constexp
 
 
 @triton.jit
-def _key_block(q, K, V, start_n, N_K, stride_kn, stride_kd, stride_vn, stride_vd, qk_scale_log2,
+def _key_block(q, K, V, start_n, N_K, stride_kn, stride_kd, stride_vn, stride_vd,
                BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, PRECISION: tl.constexpr,
                WIDE: tl.constexpr):  # fmt: skip
-    """Keys and values [start_n, start_n + BLOCK_N) and the base-2 scores of q against them."""
+    """Keys and values [start_n, start_n + BLOCK_N) and the raw scores q k^T against them
+    (unscaled: `_exp2_scaled` applies the scale)."""
     k = _load_tile(K, start_n, N_K, stride_kn, stride_kd, BLOCK_N, HEAD_DIM, WIDE)
     v = _load_tile(V, start_n, N_K, stride_vn, stride_vd, BLOCK_N, HEAD_DIM, WIDE)
-    return k, v, _dot(q, tl.trans(k), None, PRECISION) * qk_scale_log2  # (BLOCK_M, BLOCK_N)
+    return k, v, _dot(q, tl.trans(k), None, PRECISION)  # (BLOCK_M, BLOCK_N)
+
+
+@triton.jit
+def _exp2_scaled(s, qk_scale_log2, shift):
+    """exp2(s * qk_scale_log2 - shift) of raw scores s: the scale enters with the shift (the row
+    maximum or lse2, already base 2) in one multiply-subtract per score, fused to an FMA on the
+    GPU, as in Triton's fused-attention tutorial; no pass over the tile multiplies by the scale."""
+    return tl.math.exp2(s * qk_scale_log2 - shift)
 
 
 @triton.jit
@@ -167,6 +185,17 @@ def _phase(phase: tl.constexpr, first, middle, last):
 
 
 @triton.jit
+def _query_block_start(BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):
+    """First query of this program's block (grid dimension 0 = the query blocks). Causal: the
+    blocks in descending order, so the programs that start first are those that read the most keys
+    (the last queries see every key) and the short ones fill the tail of the schedule."""
+    block = tl.program_id(0)
+    if CAUSAL:
+        block = tl.num_programs(0) - 1 - block
+    return block * BLOCK_M
+
+
+@triton.jit
 def attn_fwd(
     Q, K, V, PAD, OUT, LSE, qk_scale_log2,
     stride_qb, stride_qh, stride_qm, stride_qd,
@@ -185,9 +214,9 @@ def attn_fwd(
     TUNE_N_Q, TUNE_N_K, TUNE_BH (power-of-two buckets of Nq, Nk and B*H, `tiles.tuning_buckets`)
     only key the autotuner, here and in the backward kernels.
     """
-    start_m = tl.program_id(0) * BLOCK_M
+    start_m = _query_block_start(BLOCK_M, CAUSAL)
     bh = tl.program_id(1)
-    split = tl.program_id(2)
+    split = tl.program_id(2)  # the decode path's split of the keys, independent of the block order
     Q, K, V = _qkv_heads(Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb,
                          stride_vh)  # fmt: skip
     OUT = _head(OUT + split.to(tl.int64) * stride_os, bh, H, stride_ob, stride_oh)
@@ -209,13 +238,14 @@ def attn_fwd(
         start, end = _phase(phase, first, middle, last)
         for start_n in range(start, end, BLOCK_N):
             _, v, s = _key_block(q, K, V, start_n, N_K, stride_kn, stride_kd, stride_vn,
-                                 stride_vd, qk_scale_log2, BLOCK_N, HEAD_DIM, PRECISION, WIDE)  # fmt: skip
+                                 stride_vd, BLOCK_N, HEAD_DIM, PRECISION, WIDE)  # fmt: skip
             if phase == 1:
                 s = _mask_keys(s, float("-inf"), offs_m, start_n, PAD, stride_pn, N_K,
                                causal_shift, BLOCK_N, CAUSAL, HAS_PAD)  # fmt: skip
-            m_new = tl.maximum(m_i, tl.max(s, 1))
+            # base-2 running maximum: max(s) * scale = max(s * scale), the scale being > 0
+            m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale_log2)
             m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row with nothing allowed
-            p = tl.math.exp2(s - m_safe[:, None])
+            p = _exp2_scaled(s, qk_scale_log2, m_safe[:, None])
             alpha = tl.math.exp2(m_i - m_safe)
             l_i = l_i * alpha + tl.sum(p, 1)
             acc = _dot(_cast(p, v.dtype), v, acc * alpha[:, None], PRECISION)
@@ -276,6 +306,8 @@ def attn_bwd_dkdv(
     DK and DV share the strides stride_g*; LSE and DELTA are (B*H, Nq). With ATOMIC_DQ, each
     query block's dQ share (dS^T K, unscaled) is added into DQ_ACC (fp32, strides stride_a*).
     """
+    # key blocks in ascending order: causal, block 0 is the one the most queries see, so the longest
+    # programs already start first (no reversal, unlike the query-block kernels)
     start_n = tl.program_id(0) * BLOCK_N
     bh = tl.program_id(1)
     Q, K, V = _qkv_heads(Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb,
@@ -313,8 +345,8 @@ def attn_bwd_dkdv(
             offs_m = start_m + tl.arange(0, BLOCK_M)
             lse2 = _load_lse2(LSE, offs_m, N_Q)
             delta = tl.load(DELTA + offs_m, mask=offs_m < N_Q, other=0.0)
-            s_t = _dot(k, tl.trans(q), None, PRECISION) * qk_scale_log2  # (BLOCK_N, BLOCK_M)
-            p_t = tl.math.exp2(s_t - lse2[None, :])
+            s_t = _dot(k, tl.trans(q), None, PRECISION)  # (BLOCK_N, BLOCK_M), raw
+            p_t = _exp2_scaled(s_t, qk_scale_log2, lse2[None, :])
             if phase == 0:
                 allowed_t = _allowed(offs_m[None, :], offs_n[:, None], pad_row[:, None], N_K,
                                      causal_shift, CAUSAL, HAS_PAD)  # fmt: skip
@@ -350,7 +382,7 @@ def attn_bwd_dq(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):  # fmt: skip
     """Grid (cdiv(Nq, BLOCK_M), B*H): dQ of one query block, streaming the keys it sees."""
-    start_m = tl.program_id(0) * BLOCK_M
+    start_m = _query_block_start(BLOCK_M, CAUSAL)
     bh = tl.program_id(1)
     Q, K, V = _qkv_heads(Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb,
                          stride_vh)  # fmt: skip
@@ -370,8 +402,8 @@ def attn_bwd_dq(
         start, end = _phase(phase, first, middle, last)
         for start_n in range(start, end, BLOCK_N):
             k, v, s = _key_block(q, K, V, start_n, N_K, stride_kn, stride_kd, stride_vn,
-                                 stride_vd, qk_scale_log2, BLOCK_N, HEAD_DIM, PRECISION, WIDE)  # fmt: skip
-            p = tl.math.exp2(s - lse2[:, None])
+                                 stride_vd, BLOCK_N, HEAD_DIM, PRECISION, WIDE)  # fmt: skip
+            p = _exp2_scaled(s, qk_scale_log2, lse2[:, None])
             if phase == 1:
                 p = _mask_keys(p, 0.0, offs_m, start_n, PAD, stride_pn, N_K, causal_shift,
                                BLOCK_N, CAUSAL, HAS_PAD)  # fmt: skip

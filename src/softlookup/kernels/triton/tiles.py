@@ -5,7 +5,8 @@ autotuned over block sizes, warps 4/8 and 2-4 pipeline stages, as the Triton tut
 with d = 256 (smaller query tiles, so the fp32 accumulators fit in registers), and fp32 (IEEE
 products run on FMA units, not tensor cores: small tiles, which also keep the compile short). The
 dK/dV kernel with dQ by atomics (the five-product backward) holds one more tile of products and has
-its own lists. Every tile listed compiles for sm_90 without register spills and within the 227 KiB
+its own lists: at d <= 64 up to 64 queries x 128 keys, at d = 128 64 x 32 or 32 x 128 (the larger
+tiles spill; the list's comment gives the measured bytes). Every tile listed compiles for sm_90 without register spills and within the 227 KiB
 of shared memory of an H100/H200: `python -m softlookup.bench.ptxas` measures them (registers,
 spills, shared memory; the table is in benchmarks/README.md, the CSV in benchmarks/ptxas_sm90.csv,
 and tests/test_kernels_compile.py checks that it covers these lists and shows no spill).
@@ -51,10 +52,20 @@ DKDV_TILES: dict[str, list[Tile]] = {
     "16bit_d256": [(32, 32, 8, 2)],
     "fp32": [(16, 16, 4, 1)],
 }
+# Five-product dK/dV: the tiles of 64-128 rows that compile without a spill (Triton 3.9 and 3.6).
+# Left out, spill stores measured for sm_90a under Triton 3.9 (BLOCK_M queries, BLOCK_N keys):
+# d64 (128, 64, 8, 3) 188 B, (128, 64, 8, 2) 268 B, (128, 128, 8, 2/3) 820/796 B;
+# d128 (64, 64, 8, 3) 116 B, (64, 64, 8, 2) 144 B, (64, 128, 8, 3) 300 B, (64, 128, 8, 2) 476 B,
+# (128, 32, 8, 2) 24 B, (128, 64, 8, 2/3) 1436/1396 B, (128, 128, 8, 2) 1576 B (the last three
+# also need 225-290 KiB of shared memory). So at d128, 64 query rows fit only with 32 keys and
+# 128 keys only with 32 queries. d64 (128, 32, 8, 2/3) fits (179/176 registers) but holds 32 keys
+# per program, four times the dQ atomics of a 128-key block: not added.
 DKDV_ATOMIC_TILES: dict[str, list[Tile]] = {
     "16bit_d64": [(64, 64, 8, 3), (32, 64, 8, 3), (32, 128, 8, 3), (16, 128, 8, 3),
-                  (32, 64, 4, 2), (64, 128, 8, 3), (32, 64, 4, 3)],
-    "16bit_d128": [(32, 64, 8, 3), (16, 64, 4, 3), (32, 128, 8, 3), (16, 128, 8, 3)],
+                  (32, 64, 4, 2), (64, 128, 8, 3), (32, 64, 4, 3), (64, 128, 8, 2),
+                  (64, 64, 8, 2)],
+    "16bit_d128": [(32, 64, 8, 3), (16, 64, 4, 3), (32, 128, 8, 3), (16, 128, 8, 3),
+                   (32, 128, 8, 2), (64, 32, 8, 3), (64, 32, 8, 2)],
     "16bit_d256": [(32, 32, 8, 2)],
     "fp32": [(16, 16, 4, 1)],
 }
