@@ -5,11 +5,12 @@ autotuned over block sizes, warps 4/8 and 2-4 pipeline stages, as the Triton tut
 with d = 256 (smaller query tiles, so the fp32 accumulators fit in registers), and fp32 (IEEE
 products run on FMA units, not tensor cores: small tiles, which also keep the compile short). The
 dK/dV kernel with dQ by atomics (the five-product backward) holds one more tile of products and has
-its own lists: at d <= 64 up to 64 queries x 128 keys, at d = 128 64 x 32 or 32 x 128 (the larger
-tiles spill; the list's comment gives the measured bytes). Every tile listed compiles for sm_90 without register spills and within the 227 KiB
-of shared memory of an H100/H200: `python -m softlookup.bench.ptxas` measures them (registers,
-spills, shared memory; the table is in benchmarks/README.md, the CSV in benchmarks/ptxas_sm90.csv,
-and tests/test_kernels_compile.py checks that it covers these lists and shows no spill).
+its own lists: at d <= 64 up to 64 queries x 128 keys, at d = 128 64 x 32 or 32 x 128 (the
+larger tiles spill; the list's comment gives the measured bytes). Every tile listed compiles for
+sm_90 without register spills and within the 227 KiB of shared memory of an H100/H200:
+`python -m softlookup.bench.ptxas` measures them (registers, spills, shared memory; the table is
+in benchmarks/README.md, the CSV in benchmarks/ptxas_sm90.csv, and tests/test_kernels_compile.py
+checks that it covers these lists and shows no spill).
 
 Autotuning is keyed by what changes the best tile: power-of-2 buckets of Nq, Nk and of B*H, the
 grid's second dimension (varying sequence lengths and batch sizes do not retune every batch; a
