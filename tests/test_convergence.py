@@ -21,8 +21,10 @@ def comparison_rows(name, deltas, bucket="all", metric="bleu"):
              "seeds": 2} for epoch, delta in deltas.items()]  # fmt: skip
 
 
-def write_reference(folder, claims, comparisons, training):
+def write_reference(folder, claims, comparisons, training, scores=()):
     folder.mkdir(parents=True)
+    if scores:
+        pd.DataFrame(scores).to_csv(folder / "scores.csv", index=False)
     pd.DataFrame(comparisons).to_csv(folder / "comparisons.csv", index=False)
     pd.DataFrame(claims).to_csv(folder / "claims.csv", index=False)
     pd.DataFrame(training).to_csv(folder / "training.csv", index=False)
@@ -41,7 +43,8 @@ def training_log(run, losses, cap):
 def reference(tmp_path):
     return write_reference(
         tmp_path / "converged_scale",
-        claims=[{"id": "D3", "verdict": "partly", "reason": "gap does not grow"},
+        claims=[{"id": "D3", "verdict": "partly",
+                 "reason": "1 of 2 checks pass; fails: gap does not grow"},
                 {"id": "D1", "verdict": "pending", "reason": "not trained here"}],
         comparisons=comparison_rows("d3_dk128", {"1": 9.0, "2": 6.0, "4": 2.0, "final": 0.5})
         + comparison_rows("d3_dk128", {"final": 7.0}, bucket="1-10"),
@@ -96,6 +99,25 @@ def test_a_claim_two_references_decide_gets_a_row_from_each(reference, tmp_path)
         ["D3", "converged_scale", "partly", False]]  # fmt: skip
     assert convergence.fates(table.to_dict("records")) == {
         "moved_claims": ["D1"], "held": ["D3"], "not_run": []}  # fmt: skip
+
+
+def test_a_moved_claim_is_told_with_its_systems_bleu_there(tmp_path):
+    """The sentence of a moved claim gives the reference's whole-test BLEU of the two systems
+    its effect compares (final models, seeds pooled), so a floor is visible."""
+    scores = [{"variant": variant, "seed": seed, "epoch": epoch, "test_set": "test_europarl",
+               "bucket": bucket, "metric": "bleu", "value": value + seed, "ci_low": 0,
+               "ci_high": 20, "status": "ok"}
+              for variant, value in (("none", 1.0), ("additive", 7.0)) for seed in (1, 2)
+              for epoch in ("2", "final") for bucket in ("all", ">60")]  # fmt: skip
+    pairs = [{**row, "system_a": "none", "system_b": "additive", "test_set": "test_europarl"}
+             for row in comparison_rows("d1", {"final": 0.1})]  # fmt: skip
+    long = write_reference(tmp_path / "long", claims=[{"id": "D1", "verdict": "partly"}],
+                           comparisons=pairs,
+                           training=training_log("none-s1", [3.0, 2.9], cap=10), scores=scores)  # fmt: skip
+    levels = convergence.system_levels(long, "d1", {"none": "GRU, no attention"})
+    assert levels == {"test_set": "test_europarl", "systems": [
+        {"label": "GRU, no attention", "bleu": 2.5}, {"label": "additive", "bleu": 8.5}]}  # fmt: skip
+    assert convergence.system_levels(long, "d2", {}) == {}
 
 
 def test_runs_at_their_cap_and_still_improving_are_named(reference):
@@ -159,7 +181,7 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
     text = render.environment(ROOT / "paper" / "sections").get_template(
         "convergence.tex").render(**common(study, [], []), **facts)  # fmt: skip
     assert r"moves from \emph{reproduced} to \emph{partly}" in text
-    assert "gap does not grow" in text and r"Table~\ref{tab:convergence-paths}" in text
+    assert "(1 of 2 checks pass)" in text and r"Table~\ref{tab:convergence-paths}" in text
     appendix = render.environment(ROOT / "paper" / "sections").get_template("paths.tex").render(
         **common(study, [], []), **convergence.paths_appendix(study))  # fmt: skip
     assert r"\label{app:paths}" in appendix and "this build & 2 & +12.00" in appendix
@@ -219,3 +241,19 @@ def test_the_length_curves_come_from_every_study_that_scores_d1(tmp_path):
     europarl = curves[curves.study == "long"]
     assert set(europarl.test_set) == {"test_europarl"}
     assert europarl.set_index("bucket").value.to_dict() == {"1-10": 31.5, ">60": 13.5}
+
+
+def test_the_default_config_reads_committed_references_that_decide_its_claims():
+    """Every reference config.yaml names is committed, complete, and decides some D claim: the
+    converged study on Multi30k and the long-sentence study on Europarl both decide D1."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    references = [convergence.read_reference(ROOT / folder)
+                  for folder in config["convergence"]["references"]]  # fmt: skip
+    deciding = {ref.name: [claim for claim in config["convergence"]["effects"]
+                           if convergence.deciding_verdicts(claim, [ref])]
+                for ref in references}  # fmt: skip
+    assert deciding["converged_recurrent"] == ["D1", "D2"] and deciding["long"] == ["D1"]
+    long = next(ref for ref in references if ref.name == "long")
+    assert set(long.scores.test_set) >= {"test_europarl"} and long.commit

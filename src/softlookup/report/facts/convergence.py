@@ -117,8 +117,7 @@ def length_curves(study: Study, references: list[Reference]) -> pd.DataFrame:
     here, natural sentences in a Europarl reference). Columns: study, test_set, variant, label,
     bucket, value, ci_low, ci_high, seeds."""
     effects = ((study.config.get("convergence") or {}).get("effects") or {}).get(LENGTH_CLAIM)
-    variants = tables.variants(study)
-    labels = dict(zip(variants["variant"], variants["label"], strict=True)) if len(variants) else {}
+    labels = variant_labels(study)
     studies = [(STUDY, study.comparisons, study.scores),
                *((ref.name, ref.comparisons, ref.scores) for ref in references)]  # fmt: skip
     named = {effect["comparison"] for effect in effects or []}
@@ -138,6 +137,28 @@ def length_curves(study: Study, references: list[Reference]) -> pd.DataFrame:
     columns = ["study", "test_set", "variant", "label", "bucket", "value", "ci_low", "ci_high",
                "seeds"]  # fmt: skip
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+
+
+def variant_labels(study: Study) -> dict[str, str]:
+    """Variant -> its human label, for this build's variants (a reference's are the same)."""
+    variants = tables.variants(study)
+    return dict(zip(variants["variant"], variants["label"], strict=True)) if len(variants) else {}
+
+
+def system_levels(ref: Reference, comparison: str, labels: dict[str, str]) -> dict:
+    """The BLEU of the two systems `comparison` pairs in a reference, whole test set, final
+    models, seeds pooled: {test_set, systems: [{label, bleu}]}; {} when it was not scored."""
+    pairs = ref.comparisons[ref.comparisons.comparison == comparison]
+    if pairs.empty or ref.scores.empty:
+        return {}
+    pair = pairs.iloc[0]
+    rows = tables.final(ref.scores)
+    rows = rows[(rows.metric == "bleu") & (rows.test_set == pair.test_set)
+                & (rows.bucket.astype(str) == ALL)]  # fmt: skip
+    bleu = tables.pooled(rows, ["variant"]).set_index("variant").value
+    systems = [{"label": labels.get(v, v), "bleu": bleu[v]}
+               for v in (pair.system_a, pair.system_b) if v in bleu]  # fmt: skip
+    return {"test_set": pair.test_set, "systems": systems} if systems else {}
 
 
 def fixed_budget(config: dict) -> int | None:
@@ -235,8 +256,18 @@ def section(study: Study) -> dict:
     found = claims.claims(study)
     verdicts = verdict_table(study.claims, references, list(effects)) if len(study.claims) else (
         pd.DataFrame(columns=["claim"]))  # fmt: skip
-    rows = [{**row, "short": found[row["claim"]].short if row["claim"] in found else ""}
-            for row in verdicts.to_dict("records")]  # fmt: skip
+    by_name = {ref.name: ref for ref in references}
+    labels = variant_labels(study)
+    rows = []
+    for row in verdicts.to_dict("records"):
+        effect = effects[row["claim"]][0]  # the claim's first effect: its metric and systems
+        ref = by_name.get(row["reference"])
+        rows.append({
+            **row, "short": found[row["claim"]].short if row["claim"] in found else "",
+            "checks": row["reason"].split("; ")[0],  # "n of m checks pass"
+            "metric": effect.get("metric", "bleu"),
+            "levels": system_levels(ref, effect["comparison"], labels) if ref else {},
+        })  # fmt: skip
     return {
         "enabled": bool(config),
         "budget": epochs or study.config.get("train", {}).get("epochs"),
@@ -276,5 +307,4 @@ def reference_facts(ref: Reference) -> dict:
         "still_improving": sorted(runs[runs.still_improving].run) if len(runs) else [],
         "epochs": (int(runs.epochs_trained.min()), int(runs.epochs_trained.max()))
         if len(runs) else None,
-        "wall_minutes": ref.provenance.get("wall_seconds", 0) / 60,
     }  # fmt: skip

@@ -40,7 +40,7 @@ def training_figure(study: Study):
                xticks=sorted(shown["epoch"].unique()))  # fmt: skip
         ax.title.set_fontsize("small")
         columns = 2 if max(len(name) for name in names.values()) <= SHORT_NAME else 1
-        ax.legend(fontsize=5, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=columns)
+        ax.legend(fontsize=5, loc="upper center", bbox_to_anchor=(0.5, -0.38), ncol=columns)
     for ax in axes[len(panels) :]:
         ax.set_visible(False)
     for ax in axes[::COLUMNS]:
