@@ -196,11 +196,11 @@ def verdict_table(claims: pd.DataFrame, references: list[Reference], ids: list[s
         here = claims[claims.id == claim]
         verdict = here.verdict.iloc[0] if len(here) else "absent"
         for converged, ref in deciding_verdicts(claim, references) or [("not run", None)]:
+            reason = str(ref.claims[ref.claims.id == claim].reason.iloc[0]) if ref else ""
             rows.append({
                 "claim": claim, "verdict": verdict, "converged": converged,
-                "reference": ref.name if ref else "", "moved": ref is not None
-                and converged != verdict,
-                "reason": str(ref.claims[ref.claims.id == claim].reason.iloc[0]) if ref else "",
+                "reference": ref.name if ref else "", "reason": reason,
+                "moved": ref is not None and converged != verdict,
             })  # fmt: skip
     return pd.DataFrame(rows)
 
