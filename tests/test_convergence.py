@@ -191,7 +191,8 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
     facts = {**back.threats(study), "still_improving": 3, "runs": 4}  # 2-epoch runs still improving
     threats = " ".join(render.environment(ROOT / "paper" / "sections").get_template(
         "threats.tex").render(**common(study, [], []), **facts).split())  # fmt: skip
-    assert "D3 moves: at this budget its verdict is not the verdict at convergence." in threats
+    assert ("D3 moves in at least one reference (Table~\\ref{tab:convergence}): at this budget its"
+            " verdict is not the verdict of longer training there.") in threats
     assert "No reference trains the variants of D1, judged at this budget only." in threats
     assert "keeps its verdict" not in threats and "keep their verdicts" not in threats
 
