@@ -119,7 +119,6 @@ def threats(study: Study) -> dict:
         + [extra.get("corpus", name) for name, extra in data.get("extra", {}).items()],
         "cpu": env.get("device", "cpu") == "cpu",
         "measured_elsewhere": bool(study.config.get("bench", {}).get("measured")),
-        "pending": claims.claims(study).with_verdict("pending"),
         "failed_runs": training.training(study)["failed"],
         "missing": [
             {"file": Path(p).name, "why": why}

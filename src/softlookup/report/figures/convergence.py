@@ -42,7 +42,7 @@ def draw(paths: pd.DataFrame):
     columns = min(len(claims), PER_ROW) or 1
     rows_of_panels = -(-max(len(claims), 1) // columns)
     fig, grid = plt.subplots(rows_of_panels, columns, squeeze=False,
-                             figsize=style.figsize(columns, 1.9 * rows_of_panels))  # fmt: skip
+                             figsize=style.figsize(columns, 1.7 * rows_of_panels))  # fmt: skip
     axes = list(grid.flat)
     for spare in axes[len(claims):]:
         spare.set_visible(False)

@@ -17,7 +17,7 @@ from . import cli, style
 def length_curves_figure(study: Study):
     curves = convergence.length_curves(study, convergence.committed_references(study))
     panels = list(dict.fromkeys(zip(curves.study, curves.test_set, strict=True)))
-    fig, axes = style.subplots(max(len(panels), 1), height=2.0, sharey=True)
+    fig, axes = style.subplots(max(len(panels), 1), height=1.7, sharey=True)
     if not panels:
         style.note(axes[0], "no length curve: claim D1's comparison was not scored")
         return fig
