@@ -120,17 +120,13 @@ def length_curves(study: Study, references: list[Reference]) -> pd.DataFrame:
     labels = variant_labels(study)
     studies = [(STUDY, study.comparisons, study.scores),
                *((ref.name, ref.comparisons, ref.scores) for ref in references)]  # fmt: skip
-    named = {effect["comparison"] for effect in effects or []}
+    named = [effect["comparison"] for effect in effects or []]
     parts = []
     for name, comparisons, scores in studies:
-        pairs = comparisons[comparisons.comparison.isin(named)] if len(comparisons) else comparisons
-        if pairs.empty or scores.empty:
+        pair, rows = pair_bleu(comparisons, scores, named)
+        rows = rows[rows.bucket.astype(str) != ALL]
+        if rows.empty:
             continue
-        pair = pairs.iloc[0]
-        systems = [pair.system_a, pair.system_b]
-        rows = tables.final(scores)
-        rows = rows[(rows.metric == "bleu") & (rows.test_set == pair.test_set)
-                    & rows.variant.isin(systems) & (rows.bucket.astype(str) != ALL)]  # fmt: skip
         curve = tables.pooled(rows, ["variant", "bucket"])
         parts.append(curve.assign(study=name, test_set=pair.test_set,
                                   label=[labels.get(v, v) for v in curve.variant]))  # fmt: skip
@@ -145,20 +141,30 @@ def variant_labels(study: Study) -> dict[str, str]:
     return dict(zip(variants["variant"], variants["label"], strict=True)) if len(variants) else {}
 
 
+def pair_bleu(comparisons: pd.DataFrame, scores: pd.DataFrame, names: list[str]):
+    """(pair, BLEU rows) of the first comparison of `names` a study ran (its comparisons.csv
+    row) and the final models' rows of its two systems on its test set, every bucket; (None, no
+    rows) when it ran none."""
+    pairs = comparisons[comparisons.comparison.isin(names)] if len(comparisons) else comparisons
+    if pairs.empty or scores.empty:
+        return None, pd.DataFrame(columns=["variant", "bucket"])
+    pair = pairs.iloc[0]
+    rows = tables.final(scores)
+    return pair, rows[(rows.metric == "bleu") & (rows.test_set == pair.test_set)
+                       & rows.variant.isin([pair.system_a, pair.system_b])]  # fmt: skip
+
+
 def system_levels(ref: Reference, comparison: str, labels: dict[str, str]) -> dict:
     """The BLEU of the two systems `comparison` pairs in a reference, whole test set, final
     models, seeds pooled: {test_set, systems: [{label, bleu}]}; {} when it was not scored."""
-    pairs = ref.comparisons[ref.comparisons.comparison == comparison]
-    if pairs.empty or ref.scores.empty:
+    pair, rows = pair_bleu(ref.comparisons, ref.scores, [comparison])
+    rows = rows[rows.bucket.astype(str) == ALL]
+    if rows.empty:
         return {}
-    pair = pairs.iloc[0]
-    rows = tables.final(ref.scores)
-    rows = rows[(rows.metric == "bleu") & (rows.test_set == pair.test_set)
-                & (rows.bucket.astype(str) == ALL)]  # fmt: skip
     bleu = tables.pooled(rows, ["variant"]).set_index("variant").value
     systems = [{"label": labels.get(v, v), "bleu": bleu[v]}
                for v in (pair.system_a, pair.system_b) if v in bleu]  # fmt: skip
-    return {"test_set": pair.test_set, "systems": systems} if systems else {}
+    return {"test_set": pair.test_set, "systems": systems}
 
 
 def fixed_budget(config: dict) -> int | None:
