@@ -16,6 +16,7 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
+from softlookup.claims.spec import ComparisonCheck, load_claims
 from softlookup.config import (
     ConfigError,
     all_variants,
@@ -519,6 +520,22 @@ def test_the_converged_study_and_its_parts_pass_and_cover_it():
     for variant in whole.values():  # every run stops early or at a cap of 10, keeping 1, 2, 4, 8
         train = {**merged("converged.yaml")["train"], **variant.model.get("train", {})}
         assert train["epochs"] == 10 and ladder_points(train) == [1, 2, 4, 8]
+
+
+@pytest.mark.parametrize("part", CONVERGED_PARTS)
+def test_a_converged_part_trains_enough_of_every_family_it_touches(part):
+    """A part deciding D3 with two values of d_k would leave the claim's slope check pending: a
+    family check that a part trains at all needs its min_points members there."""
+    config = merged("converged.yaml", part)
+    trained = set(check(config, SCHEMA))
+    claims, _ = load_claims(ROOT / "config" / "claims.yaml")
+    families = {c for claim in claims for c in claim.checks
+                if isinstance(c, ComparisonCheck) and "{x}" in c.comparison}
+    for family in families:
+        pattern = re.compile(re.escape(family.comparison).replace(re.escape("{x}"), r"\d+"))
+        members = [name for name, pair in config["comparisons"].items()
+                   if pattern.fullmatch(name) and {pair["a"], pair["b"]} <= trained]
+        assert not members or len(members) >= family.min_points, (family.comparison, members)
 
 
 def test_a_ladder_point_must_be_an_epoch_or_final(config):
