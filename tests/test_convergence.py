@@ -246,7 +246,8 @@ def test_the_length_curves_come_from_every_study_that_scores_d1(tmp_path):
 
 def test_the_default_config_reads_committed_references_that_decide_its_claims():
     """Every reference config.yaml names is committed, complete, and decides some D claim: the
-    converged study on Multi30k and the long-sentence study on Europarl both decide D1."""
+    converged study's recurrent part and the long-sentence study on Europarl both decide D1, its
+    scale part D3."""
     import yaml
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
@@ -256,5 +257,6 @@ def test_the_default_config_reads_committed_references_that_decide_its_claims():
                            if convergence.deciding_verdicts(claim, [ref])]
                 for ref in references}  # fmt: skip
     assert deciding["converged_recurrent"] == ["D1", "D2"] and deciding["long"] == ["D1"]
+    assert deciding["converged_scale"] == ["D3"]
     long = next(ref for ref in references if ref.name == "long")
     assert set(long.scores.test_set) >= {"test_europarl"} and long.commit
