@@ -57,7 +57,8 @@ reference: paper
 		--claims $(BUILD_DIR)results/claims/claims.csv --checks $(BUILD_DIR)results/claims/checks.csv \
 		--manifest $$(ls $(BUILD_DIR)results/data/*/manifest.json | head -n 1) \
 		--benchmarks $(BUILD_DIR)results/benchmarks --out results/reference/$(REF_NAME) \
-		$(if $(WALL_SECONDS),--wall-seconds $(WALL_SECONDS))
+		$(if $(WALL_SECONDS),--wall-seconds $(WALL_SECONDS)) \
+		--compare-command 'make compare$(if $(filter-out config/config.yaml,$(CONFIG)), CONFIG="$(CONFIG)")$(if $(RUN), RUN=$(RUN))'
 
 compare: setup tex $(if $(RUN),rundir)
 	@$(CHECK_CONFIG)

@@ -171,6 +171,11 @@ def test_snapshot_keeps_small_outputs_and_provenance(tmp_path):
     assert provenance["rule_seconds"] == {"train": 30.0}
     assert json.loads((out / "provenance.json").read_text())["config_hash"]
     assert "1.0 min wall" in (out / "README.md").read_text()
+    assert "`make compare CONFIG=config/test.yaml`" in (out / "README.md").read_text()
+    part = 'make compare CONFIG="config/converged.yaml config/converged_scale.yaml" RUN=converged'
+    snapshot.snapshot(files, {}, "converged_scale", tmp_path / "benchmarks", out,
+                      compare_command=part)  # a config given after another: its make line
+    assert f"`{part}`" in (out / "README.md").read_text()
 
 
 def test_snapshot_reads_the_checkout_state_before_replacing_the_reference(tmp_path, monkeypatch):
