@@ -164,7 +164,8 @@ def test_snapshot_keeps_small_outputs_and_provenance(tmp_path):
         (bench / f"{job}.tsv").write_text(f"s\th:m:s\n{seconds}\t0:00:{seconds:02.0f}\n")
     files = {kind: source / name for kind, name in snapshot.FILE_NAMES.items()}
     out = tmp_path / "reference" / "test"
-    provenance = snapshot.snapshot(files, {"seeds": [1]}, "test", tmp_path / "benchmarks", out, 61)
+    provenance = snapshot.snapshot(files, {"seeds": [1]}, "test", tmp_path / "benchmarks", out,
+                                   "make compare CONFIG=config/test.yaml", 61)
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [*snapshot.FILE_NAMES.values(), "provenance.json", "README.md"]
     )
@@ -173,8 +174,7 @@ def test_snapshot_keeps_small_outputs_and_provenance(tmp_path):
     assert "1.0 min wall" in (out / "README.md").read_text()
     assert "`make compare CONFIG=config/test.yaml`" in (out / "README.md").read_text()
     part = 'make compare CONFIG="config/converged.yaml config/converged_scale.yaml" RUN=converged'
-    snapshot.snapshot(files, {}, "converged_scale", tmp_path / "benchmarks", out,
-                      compare_command=part)  # a config given after another: its make line
+    snapshot.snapshot(files, {}, "converged_scale", tmp_path / "benchmarks", out, part)
     assert f"`{part}`" in (out / "README.md").read_text()
 
 
@@ -189,11 +189,11 @@ def test_snapshot_reads_the_checkout_state_before_replacing_the_reference(tmp_pa
     real = snapshot.environment
     monkeypatch.setattr(snapshot, "environment", lambda: seen.append(out.exists()) or real())
     files = {kind: source / name for kind, name in snapshot.FILE_NAMES.items()}
-    snapshot.snapshot(files, {}, "test", tmp_path / "benchmarks", out)
+    snapshot.snapshot(files, {}, "test", tmp_path / "benchmarks", out, "make compare")
     assert seen == [False]
 
 
 def test_snapshot_refuses_an_unfinished_build(tmp_path):
     files = {kind: tmp_path / name for kind, name in snapshot.FILE_NAMES.items()}
     with pytest.raises(FileNotFoundError, match="paper"):
-        snapshot.snapshot(files, {}, "test", tmp_path, tmp_path / "out")
+        snapshot.snapshot(files, {}, "test", tmp_path, tmp_path / "out", "make compare")

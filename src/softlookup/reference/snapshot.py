@@ -2,7 +2,7 @@
 
 python -m softlookup.reference.snapshot --config-name config --config-json merged.json \
     --paper paper/paper.pdf --scores results/tables/scores.csv ... --benchmarks results/benchmarks \
-    --out results/reference/config
+    --out results/reference/config --compare-command "make compare"
 
 Copies the PDF, the scores, comparisons and claims tables and the data manifest (no checkpoints,
 no hypotheses) and writes provenance.json: commit, config and its hash, package versions, CPU
@@ -52,12 +52,12 @@ def snapshot(
     config_name: str,
     benchmarks: Path,
     out_dir: Path,
+    compare_command: str,
     wall_seconds: float | None = None,
-    compare_command: str | None = None,
 ) -> dict:
     """Copy `files` (keys from KEPT) into out_dir with provenance; returns the provenance.
-    compare_command: how a rerun of this config is compared (default: `make compare` of
-    config/<config_name>.yaml, wrong for a config given after another)."""
+    compare_command: the make line that compares a rerun with it (`make reference` passes its
+    own CONFIG and RUN), for the README."""
     missing = [f"{kind}: {path}" for kind, path in files.items() if not Path(path).is_file()]
     if missing:
         raise FileNotFoundError(f"cannot snapshot a build that lacks {', '.join(missing)}")
@@ -78,14 +78,13 @@ def snapshot(
     }
     (out_dir / "provenance.json").write_text(json.dumps(provenance, indent=2, default=str) + "\n")
     wall = f"{wall_seconds / 60:.1f} min wall" if wall_seconds else "wall time not recorded"
-    default_compare = "make compare" + ("" if config_name == "config" else f" CONFIG=config/{config_name}.yaml")
     (out_dir / "README.md").write_text(
         f"# Reference build of config `{config_name}`\n\n"
         f"Made {provenance['made']} from commit {env['commit'][:12]}"
         f"{' (uncommitted changes)' if env['dirty'] else ''} on {env['device_name']}"
         f" ({env['threads']} threads), torch {env['torch']}, Triton {env['triton']}: {wall},"
         f" {provenance['job_seconds_total'] / 60:.1f} min of job time summed over rules.\n"
-        f"Compare a rerun with it: `{compare_command or default_compare}`"
+        f"Compare a rerun with it: `{compare_command}`"
         " (see the project README).\n"
     )
     return provenance
@@ -99,13 +98,14 @@ def main(argv: list[str] | None = None) -> None:
         parser.add_argument(f"--{kind}", type=Path, required=True)
     parser.add_argument("--benchmarks", type=Path, required=True)
     parser.add_argument("--wall-seconds", type=float)
-    parser.add_argument("--compare-command", help="how a rerun is compared, for the README")
+    parser.add_argument("--compare-command", required=True,
+                        help="the make line that compares a rerun with this build")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     files = {kind: getattr(args, kind) for kind in KEPT}
     config = json.loads(args.config_json.read_text())
-    snapshot(files, config, args.config_name, args.benchmarks, args.out, args.wall_seconds,
-             args.compare_command)
+    snapshot(files, config, args.config_name, args.benchmarks, args.out, args.compare_command,
+             args.wall_seconds)
     print(f"reference written to {args.out}")
 
 
