@@ -185,7 +185,8 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
     appendix = render.environment(ROOT / "paper" / "sections").get_template("paths.tex").render(
         **common(study, [], []), **convergence.paths_appendix(study))  # fmt: skip
     assert r"\label{app:paths}" in appendix and "this build & 2 & +12.00" in appendix
-    assert "at most\n10 epochs with patience 2, budget points 1, 2 and final" in text
+    assert r"\texttt{abcdef1} & -- & 2 (2) & 4 & 10, 2 & 1 & 1, 2, final\\" in text
+    assert "no run in them was still improving by more than 1\\% of its validation loss" in text
     from softlookup.report.facts import back, front
 
     facts = {**back.threats(study), "still_improving": 3, "runs": 4}  # 2-epoch runs still improving
@@ -195,6 +196,18 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
             " verdict is not the verdict of longer training there.") in threats
     assert "No reference trains the variants of D1, judged at this budget only." in threats
     assert "keeps its verdict" not in threats and "keep their verdicts" not in threats
+    facts = {**back.discussion(study), "still_improving": 3, "runs": 4}
+    discussion = " ".join(render.environment(ROOT / "paper" / "sections").get_template(
+        "discussion.tex").render(**common(study, [], []), **facts).split())  # fmt: skip
+    assert ("(3 of 4 runs were still improving when training stopped); trained to convergence"
+            " (Section~\\ref{sec:convergence}), D3 moves.") in discussion
+
+    unconverged = convergence.section(study)
+    unconverged["references"][0]["still_improving"] = ["a-s1"]
+    text = " ".join(render.environment(ROOT / "paper" / "sections").get_template(
+        "convergence.tex").render(**common(study, [], []), **unconverged).split())  # fmt: skip
+    assert ("s1} was still improving by more than 1\\% of validation loss at the last epoch, so"
+            " not converged.") in text and "no run in them" not in text
 
     abstract = " ".join(render.environment(ROOT / "paper" / "sections").get_template(
         "abstract.tex").render(**common(study, [], []), **front.abstract(study)).split())  # fmt: skip
@@ -247,7 +260,7 @@ def test_the_length_curves_come_from_every_study_that_scores_d1(tmp_path):
 def test_the_default_config_reads_committed_references_that_decide_its_claims():
     """Every reference config.yaml names is committed, complete, and decides some D claim: the
     converged study's recurrent part and the long-sentence study on Europarl both decide D1, its
-    scale part D3."""
+    scale part D3 and its heads part D5."""
     import yaml
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
@@ -257,6 +270,6 @@ def test_the_default_config_reads_committed_references_that_decide_its_claims():
                            if convergence.deciding_verdicts(claim, [ref])]
                 for ref in references}  # fmt: skip
     assert deciding["converged_recurrent"] == ["D1", "D2"] and deciding["long"] == ["D1"]
-    assert deciding["converged_scale"] == ["D3"]
+    assert deciding["converged_scale"] == ["D3"] and deciding["converged_heads"] == ["D5"]
     long = next(ref for ref in references if ref.name == "long")
     assert set(long.scores.test_set) >= {"test_europarl"} and long.commit
