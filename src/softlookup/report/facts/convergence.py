@@ -277,7 +277,6 @@ def section(study: Study) -> dict:
     return {
         "enabled": bool(config),
         "budget": epochs or study.config.get("train", {}).get("epochs"),
-        "corpus": study.config.get("data", {}).get("corpus", ""),
         "references": [reference_facts(ref) for ref in references],
         "paths": bool(len(paths)),
         "verdicts": rows,

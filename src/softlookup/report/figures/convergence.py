@@ -64,8 +64,9 @@ def draw(paths: pd.DataFrame):
         ax.set_title(claim)
         ax.set_xlabel("training budget (epochs)")
         ax.set_ylabel(METRIC_LABELS.get(rows.metric.iloc[0], rows.metric.iloc[0]))
-        ax.legend(fontsize=5, loc="best")
     fig.tight_layout()
+    for ax in axes[:len(claims)]:
+        style.legend_over_data(ax)
     return fig
 
 

@@ -21,6 +21,7 @@ HEIGHT = 2.6
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 DASHES = ["-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 1)), (0, (3, 1, 1, 1, 1, 1))]
 CMAP = "Greys"  # heatmaps: white = no weight, black = all of it
+LEAST_DATA_SHARE = 0.4  # of an axes' height left to the data under a legend over it
 
 
 def setup() -> None:
@@ -115,6 +116,16 @@ def legend_below(fig, ax, ncol: int, fontsize="x-small") -> None:
         fontsize=fontsize,
         frameon=False,
     )
+
+
+def legend_over_data(ax, fontsize=5) -> None:
+    """The legend at the top of `ax`, in a band the y axis adds above the data, where it hides
+    no line (call after the layout is final: the band is measured in the axes' own height)."""
+    legend = ax.legend(loc="upper center", fontsize=fontsize, frameon=False)
+    ax.figure.canvas.draw()
+    share = legend.get_window_extent().transformed(ax.transAxes.inverted()).height
+    low, high = ax.get_ylim()
+    ax.set_ylim(low, low + (high - low) / max(1 - share, LEAST_DATA_SHARE))
 
 
 def min_span(ax, values, relative: float = 0.05) -> None:
