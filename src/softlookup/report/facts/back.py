@@ -55,7 +55,7 @@ def probes(study: Study) -> dict:
 
 def discussion(study: Study) -> dict:
     """What held, what did not and why, what is still pending: the ledger's claims by verdict,
-    with the checks that failed, and how far training went."""
+    with the checks that failed, how far training went and what training to convergence did."""
     found = claims.claims(study)
     runs = tables.runs(study)
     return {
@@ -66,8 +66,7 @@ def discussion(study: Study) -> dict:
         "pending": found.with_verdict("pending"),
         "trained": claims.headline(found),
         "still_improving": len(training.still_improving(study)),
-        "converged_references": len(convergence_references(study.config)),
-        "most_heads": most_heads(runs),
+        "at_convergence": converged_verdicts(study),
         "runs": len(runs),
     }
 
