@@ -4,6 +4,7 @@ curves and benchmark columns; the claims file's schema; the project's claims fil
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from softlookup.claims.checks import Evidence
+from softlookup.claims.checks import Evidence, null_p
 from softlookup.claims.ledger import CHECK_COLUMNS, build_ledger, main
 from softlookup.claims.multiplicity import holm
 from softlookup.claims.spec import ClaimsFileError, load_claims
@@ -196,6 +197,17 @@ def test_holm_multiplies_the_ranked_p_values_and_never_lets_them_fall():
     assert adjusted["b"] == pytest.approx(0.09)
     assert adjusted["d"] != adjusted["d"]
     assert holm({"only": 0.03}) == {"only": 0.03}  # one test: the interval rule itself
+
+def test_a_clear_difference_has_a_small_p_value_not_zero():
+    """D2's dot - additive at 2 epochs, -4.84 BLEU with se 0.49 (z ~ 9.9), printed p = 0 while
+    the tail came from 1 + erf(-z), which cancels to 0 beyond z ~ 8.3."""
+    assert 1e-24 < two_sided_p(-4.84, 0.49) < 1e-21
+    assert two_sided_p(-4.84, 0.49) == pytest.approx(math.erfc(4.84 / 0.49 / math.sqrt(2)))
+    assert two_sided_p(0.5, 0.3) == pytest.approx(0.0956, abs=1e-4)  # the body is unchanged
+    # a one-sided null (non-inferiority, margin 1): capped at 1 on the wrong side, never 0
+    assert null_p(("non_inferior", 1.0), -4.84, 0.49) == 1.0
+    assert 0 < null_p(("non_inferior", 1.0), 4.84, 0.49) < 1e-30
+
 
 
 # ---- the claims file's schema --------------------------------------------------------------------

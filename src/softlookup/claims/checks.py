@@ -23,13 +23,12 @@ import re
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
-from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
 
 from ..evaluate.compare import COLUMNS as COMPARISON_COLUMNS
-from ..evaluate.compare import Z95, two_sided_p
+from ..evaluate.compare import Z95, doubled_tail, two_sided_p
 from ..evaluate.score import ALL, bucket_order, final_point
 from ..evaluate.score import COLUMNS as SCORES_COLUMNS
 from .spec import (
@@ -459,7 +458,7 @@ def _one_sided_doubled(clearance: float, se: float) -> float:
     (doubled, so that p < 0.05 is the 95% interval's rule)."""
     if se == 0:
         return 0.0 if clearance > 0 else 1.0
-    return min(1.0, 2 * NormalDist().cdf(-clearance / se))
+    return min(1.0, doubled_tail(clearance / se))
 
 
 def decide(check: ComparisonCheck, value: float, p_value: float) -> bool:
