@@ -277,6 +277,11 @@ def write_comparisons(results: Path, rows: list[dict]) -> None:
 # ---- sentences chosen by the templates from the facts -------------------------------------------
 
 
+def test_prose_states_a_p_value_with_its_relation_and_a_table_gives_the_number():
+    assert render.p_stated(0.00312) == "p = 0.003" and render.p_stated(1e-9) == "p $<$ 0.001"
+    assert render.p_value(0.00312) == "0.003" and render.p_value(1e-9) == "$<$ 0.001"
+
+
 def test_length_sentence_follows_the_measurement(tmp_path):
     shown = generate(
         make_results(tmp_path / "a", BASE, drop={"gru_none": 8, "gru_additive": 1, "gru_dot": 1})
@@ -287,7 +292,7 @@ def test_length_sentence_follows_the_measurement(tmp_path):
     # the shares are the ledger's rows (comparisons.csv, bleu_share, the longest bucket), with
     # their intervals; the direction is the ledger's verdict sentence
     assert "the fixed-vector model keeps 0.20 [0.18, 0.22];" in shown["length"]
-    assert ("GRU, dot keeps 0.95 [0.93, 0.97] (paired difference +0.75 [+0.72, +0.78], p 0.001)"
+    assert ("GRU, dot keeps 0.95 [0.93, 0.97] (paired difference +0.75 [+0.72, +0.78], p = 0.001)"
             " and GRU, additive keeps 0.95 [0.93, 0.97]") in shown["length"]
     assert "the fixed-vector model keeps 0.90 [0.88, 0.92];" in hidden["length"]
     for files in (shown, hidden):

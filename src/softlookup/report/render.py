@@ -77,6 +77,12 @@ def p_value(value: float) -> Tex:
     return Tex(r"$<$ 0.001" if value < 0.001 else f"{value:.3f}")
 
 
+def p_stated(value: float) -> Tex:
+    """The p-value as prose says it: 'p = 0.003', 'p $<$ 0.001' (a table's cell is `p_value`)."""
+    cell = p_value(value)
+    return Tex(f"p {cell}" if cell.startswith("$<$") else f"p = {cell}")
+
+
 def percent(share: float) -> Tex:
     return Tex(f"{100 * share:.0f}\\%")
 
@@ -123,6 +129,7 @@ FILTERS = {
     "delta": delta,
     "estimate": estimate,
     "p": p_value,
+    "p_stated": p_stated,
     "percent": percent,
     "plural": plural,
     "words": words,
