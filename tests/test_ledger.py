@@ -17,7 +17,7 @@ from softlookup.claims.ledger import CHECK_COLUMNS, build_ledger, main
 from softlookup.claims.multiplicity import holm
 from softlookup.claims.spec import ClaimsFileError, load_claims
 from softlookup.evaluate.compare import COLUMNS as COMPARISON_COLUMNS
-from softlookup.evaluate.compare import Z95, two_sided_p
+from softlookup.evaluate.compare import Z95, stated_p, two_sided_p
 from softlookup.probes import PROBES, worked_examples
 
 DATA = Path(__file__).parent / "data"
@@ -207,6 +207,9 @@ def test_a_clear_difference_has_a_small_p_value_not_zero():
     # a one-sided null (non-inferiority, margin 1): capped at 1 on the wrong side, never 0
     assert null_p(("non_inferior", 1.0), -4.84, 0.49) == 1.0
     assert 0 < null_p(("non_inferior", 1.0), 4.84, 0.49) < 1e-30
+    # a sentence states it as smaller than a thousandth; the p_value column keeps it exact
+    assert stated_p(two_sided_p(-4.84, 0.49)) == "p < 0.001"
+    assert stated_p(0.0434) == "p = 0.0434" and stated_p(0.001) == "p = 0.001"
 
 
 
@@ -370,7 +373,8 @@ HEADS = {"d5_heads2_vs_heads1": (0.4, -0.1, 0.9), "d5_heads16_vs_heads1": (0.5, 
 
 
 def study_comparisons(heads8=(0.8, 0.3, 1.3), gap_grows=True, attention_keeps=0.7,
-                      dot_vs_additive=(0.5, 0.1, 0.9), heads=None) -> pd.DataFrame:  # fmt: skip
+                      dot_vs_additive=(0.5, 0.1, 0.9), heads=None,
+                      gap_half_width=0.5) -> pd.DataFrame:  # fmt: skip
     rows = [
         comparison("d1_additive_vs_none", 2.0, 1.0, 3.0, bucket="1-10", mean_a=28.0),
         comparison("d1_additive_vs_none", 17.0, 14.0, 20.0, bucket=">60", mean_a=5.0),
@@ -388,7 +392,8 @@ def study_comparisons(heads8=(0.8, 0.3, 1.3), gap_grows=True, attention_keeps=0.
     ]
     deltas = [0.2, 0.6, 1.4, 2.5, 3.1] if gap_grows else [1.6, 1.4, 1.5, 1.2, 1.0]
     for d_k, delta in zip([8, 16, 32, 64, 128], deltas, strict=True):
-        rows.append(comparison(f"d3_scaled_vs_unscaled_dk{d_k}", delta, delta - 0.5, delta + 0.5))
+        rows.append(comparison(f"d3_scaled_vs_unscaled_dk{d_k}", delta, delta - gap_half_width,
+                               delta + gap_half_width))  # fmt: skip
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS).assign(epoch="final")
 
 
@@ -512,6 +517,26 @@ def test_d3_a_gap_that_does_not_grow_is_partly(tmp_path):
     ledger = d_ledger(tmp_path, ["D3"], comparisons=study_comparisons(gap_grows=False))
     assert ledger.loc["D3", "verdict"] == "partly"
     assert "slope per doubling of d_k" in ledger.loc["D3", "reason"]
+
+
+def test_d3_judges_the_slope_by_its_interval(tmp_path):
+    """The gap grows by +0.77 BLEU per doubling of d_k (least squares over log2 d_k = 3..7, whose
+    weights have squares summing to 1/10). Intervals of +-0.5 at each d_k give the slope
+    +-0.5/sqrt(10) and a pass; intervals of +-6 give +-1.90, which includes zero: the slope's
+    check fails although its point estimate is as positive as before."""
+    (tmp_path / "narrow").mkdir()
+    (tmp_path / "wide").mkdir()
+    narrow = d_ledger(tmp_path / "narrow", ["D3"])
+    assert narrow.loc["D3", "verdict"] == "reproduced", narrow.loc["D3", "reason"]
+    assert (narrow.loc["D3", "ci_low"], narrow.loc["D3", "ci_high"]) == pytest.approx(
+        (0.77 - 0.5 / math.sqrt(10), 0.77 + 0.5 / math.sqrt(10))
+    )
+    wide = d_ledger(tmp_path / "wide", ["D3"], comparisons=study_comparisons(gap_half_width=6.0))
+    assert wide.loc["D3", "measured"].endswith("= 0.77")
+    assert wide.loc["D3", "ci_low"] == pytest.approx(0.77 - 6 / math.sqrt(10))
+    assert wide.loc["D3", "verdict"] != "reproduced"
+    assert "slope per doubling of d_k" in wide.loc["D3", "reason"]
+    assert "the interval includes it" in wide.loc["D3", "reason"]
 
 
 def test_d_claims_without_their_comparisons_are_pending_and_say_what_is_missing(tmp_path):

@@ -191,6 +191,8 @@ def make_results(
             "measured": "0.75",
             "status": "pass",
             "output": "results/probes/x.csv",
+            "headline": True,
+            "p_adjusted": float("nan"),
         }
         for c in claims
     ]
@@ -478,17 +480,24 @@ def test_a_pending_claim_says_what_is_missing(tmp_path):
 def test_the_headline_table_and_the_discussion_read_the_verdicts(tmp_path):
     results = make_results(tmp_path, BASE, verdicts={"D2": "partly"})
     checks = pd.read_csv(results / "claims" / "checks.csv", dtype=str)
-    checks.loc[checks["id"] == "D2", ["status", "detail", "measured"]] = [
+    checks["op"], checks["allowed"] = "above", ""
+    checks.loc[checks["id"] == "D2", ["status", "detail", "measured", "p_adjusted", "op",
+                                      "allowed"]] = [
         "fail",
         "expected the interval inside +-1",
-        "d2 bleu: delta -4.34 [-5.14, -3.60], p = 0.003",
-    ]
+        "d2 bleu: delta -4.34 [-5.14, -3.60], p = 0.169",
+        "0.003",
+        "equivalent",
+        "1.0",
+    ]  # fmt: skip
     checks.to_csv(results / "claims" / "checks.csv", index=False)
     files = generate(results)
     table = files["results"][: files["results"].index(r"\label{tab:headline}")]
-    # one row per claim on trained translators: measured, interval, p, verdict, section
-    row = r"D2 & claim D2 in a few words & 0.75 & [0.70, 0.80] & 0.003 & \textit{partly} & "
-    assert row + r"\ref{sec:scores}" in table
+    # one row per claim on trained translators: measured, what its check asks, interval, the p
+    # of the headline check as judged (not another p its text quotes), verdict, section
+    row = r"D2 & claim D2 in a few words & 0.75 & within \ensuremath{\pm} 1.0 & [0.70, 0.80] & 0.003 & "
+    assert row + r"\textit{partly} & \ref{sec:scores}" in table
+    assert r"D4 & claim D4 in a few words & 0.75 & \textgreater{} 0.5 & [0.70, 0.80] & -- & " in table
     assert "D4 &" in table and "D5 &" in table and "A1 &" not in table and "C1 &" not in table
     discussion = files["discussion"]
     assert "6 of the 7 claims reproduced (A1, B1, C1, D1, D4 and D5)" in discussion
@@ -927,14 +936,21 @@ def test_gpu_rows_measured_elsewhere_name_their_source(tmp_path):
     results = make_results(tmp_path, BASE)
     measured = ROOT / "benchmarks" / "gpu" / "NVIDIA_H200" / "attention_cuda.csv"
     shutil.copy(measured, results / "bench" / "attention_cuda.csv")
+    # a CPU bench this build wrote, its name several words before the device: not from elsewhere
+    pd.DataFrame({"device": "cpu", "device_name": "test cpu", "commit": "abc1234", "torch": "2",
+                  "triton": "3", "variant": ["gru_additive", "transformer"], "sentence_tokens": 64,
+                  "batch_tokens": 1250, "time_ms": [20.0, 10.0], "status": "ok"}).to_csv(
+        results / "bench" / "train_step_lengths_cpu.csv", index=False)  # fmt: skip
     config = {**CONFIG, "bench": {"devices": ["cpu"], "measured": ["benchmarks/gpu/NVIDIA_H200"]}}
     files = generate(results, config=config)
     assert "The GPU kernel rows come from one run of" in files["threats"]
     assert (
-        "The cuda rows come from outside this build: \\texttt{scripts/gpu\\_check.sh} measured"
+        "The GPU rows come from outside this build: \\texttt{scripts/gpu\\_check.sh} measured"
         " them on NVIDIA H200 (torch 2.11.0, Triton 3.6.0) at commit \\texttt{c698d93}"
     ) in files["cost"]
     assert "No GPU benchmark is configured" not in files["cost"]
+    # torch's device types as prose names them, wherever a device is printed
+    assert "Runs were made on CPU, test cpu, with" in files["setup"]
     assert "GPU benchmark is configured" in generate(make_results(tmp_path / "b", BASE))["cost"]
 
 

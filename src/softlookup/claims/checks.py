@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..evaluate.compare import COLUMNS as COMPARISON_COLUMNS
-from ..evaluate.compare import Z95, doubled_tail, two_sided_p
+from ..evaluate.compare import Z95, doubled_tail, stated_p, two_sided_p
 from ..evaluate.score import ALL, bucket_order, final_point
 from ..evaluate.score import COLUMNS as SCORES_COLUMNS
 from .spec import (
@@ -418,7 +418,7 @@ def _seed_text(row: pd.Series) -> str:
 
 
 def _describe(row: pd.Series) -> str:
-    p = "" if pd.isna(row.p_value) else f", p = {row.p_value:.3g}"
+    p = "" if pd.isna(row.p_value) else f", {stated_p(row.p_value)}"
     return (
         f"{row.comparison} {row.metric}@{row.test_set}/{row.bucket}: {row.system_a}"
         f" {row.mean_a:.2f} vs {row.system_b} {row.mean_b:.2f}, delta {row.delta:+.2f}"
@@ -493,8 +493,16 @@ def _interval_test(check: ComparisonCheck, row: pd.Series, output: str, text: st
     """A paired difference (or one side's mean) judged by its 95% interval, that is by the
     p-value of the check's null (before the claim's family adjusts it)."""
     value, se = _estimate(row, check.side)
+    if check.side is not None:
+        low, high = value - Z95 * se, value + Z95 * se
+        text = f"{row[f'system_{check.side}']} {value:.3g} [{low:.3g}, {high:.3g}]; {text}"
+    return _judged(check, value, se, row_test(check, row), output, text, also_read)
+
+
+def _judged(check: ComparisonCheck, value: float, se: float, test: Test, output: str, text: str,
+            also_read: tuple[Test, ...] = ()) -> Outcome:  # fmt: skip
+    """An estimate with its standard error judged by the p-value of `test`, its null."""
     low, high = value - Z95 * se, value + Z95 * se
-    test = row_test(check, row)
     expected = check.expected if check.expected is not None else 0.0
     if check.op == "report":
         status, detail = "report", "reported only"
@@ -504,8 +512,6 @@ def _interval_test(check: ComparisonCheck, row: pd.Series, output: str, text: st
     if status == "fail" and check.op in ("above", "below"):
         detail += ("; the interval includes it: no difference shown at 95%"
                    if low <= expected <= high else "; the interval lies on the other side")
-    if check.side is not None:
-        text = f"{row[f'system_{check.side}']} {value:.3g} [{low:.3g}, {high:.3g}]; {text}"
     described = check.op == "report" and check.side is not None  # a system shown, not tested
     return Outcome(status, check.label, f"{check.label}: {text}", detail, output,
                    value=value, ci_low=low, ci_high=high, judged=None if described else test,
@@ -530,6 +536,23 @@ def evaluate_comparison(check: ComparisonCheck, evidence: Evidence) -> Outcome:
     return _family_statistic(check, rows, output)
 
 
+def doubling_slope(picked: pd.DataFrame) -> tuple[float, float]:
+    """The least-squares slope of delta against log2 x, and its standard error.
+
+    The slope is a weighted sum of the deltas, w_i = (u_i - mean u) / sum (u_j - mean u)^2 with
+    u = log2 x, so its variance is sum w_i^2 se_i^2 when the deltas are independent. Their seed
+    parts are (each x has its own runs); their sentence parts share the test sentences, but a
+    part common to every delta cancels in a sum whose weights add up to zero, so for it the
+    independent form errs wide.
+    """
+    u = np.log2(picked.x.to_numpy(float))
+    u = u - u.mean()
+    weights = u / (u @ u)
+    return float(weights @ picked.delta.to_numpy(float)), float(
+        np.sqrt(weights**2 @ picked.se.to_numpy(float) ** 2)
+    )
+
+
 def _family_statistic(check: ComparisonCheck, rows: pd.DataFrame, output: str) -> Outcome:
     """A family of comparisons against x (d_k, heads): slope of delta against log2 x, its largest
     delta, or the delta at the largest x."""
@@ -543,9 +566,14 @@ def _family_statistic(check: ComparisonCheck, rows: pd.DataFrame, output: str) -
         return pending(check.label, f"{check.comparison}: {picked.x.nunique()} values of x"
                        f" ({points}); the check needs {check.min_points}", output)  # fmt: skip
     if check.statistic == "slope":
-        slope, _ = np.polyfit(np.log2(picked.x.to_numpy(float)), picked.delta.to_numpy(float), 1)
-        text = f"{check.label} = {slope:+.3f} per doubling ({points})"
-        return compare_number(check, float(slope), output, measured=text)
+        slope, se = doubling_slope(picked)
+        first = picked.iloc[0]
+        null = _null(check)
+        test = Test((check.comparison, first.test_set, first.bucket, first.metric, "slope", *null),
+                    null_p(null, slope, se))  # fmt: skip
+        low, high = slope - Z95 * se, slope + Z95 * se
+        text = f"{slope:+.3f} [{low:+.3f}, {high:+.3f}] per doubling ({points})"
+        return _judged(check, slope, se, test, output, text)
     row = picked.loc[picked.delta.idxmax()] if check.statistic == "max" else picked.iloc[-1]
     members = tuple(row_test(check, member) for _, member in picked.iterrows())
     searched = members if check.statistic == "max" else ()  # the largest of several: all count

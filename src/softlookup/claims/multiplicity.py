@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from ..evaluate.compare import stated_p
 from .checks import ALPHA, Outcome, decide
 from .spec import Check
 
@@ -49,9 +50,11 @@ def adjust(checks: list[Check], outcomes: list[Outcome]) -> list[Outcome]:
 
 def _rejudge(check: Check, outcome: Outcome, p_adjusted: float, size: int) -> Outcome:
     p_value = outcome.judged.p_value
-    detail = f"{outcome.detail}; p = {p_value:.3g}"
+    detail = f"{outcome.detail}; {stated_p(p_value if size == 1 else p_adjusted)}"
     if size > 1:
-        detail += f", Holm-adjusted over the claim's {size} paired tests: {p_adjusted:.3g}"
+        detail += f", Holm-adjusted over the claim's {size} paired tests"
+        if stated_p(p_adjusted) != stated_p(p_value):
+            detail += f" from {stated_p(p_value)}"
     status = outcome.status
     if status in ("pass", "fail"):
         status = "pass" if decide(check, outcome.value, p_adjusted) else "fail"

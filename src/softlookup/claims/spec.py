@@ -17,7 +17,9 @@ A check names where its measured number comes from:
   kernels); `requires_device: gpu` judges only rows measured on a GPU (others shown, pending);
 - comparison: rows of results/tables/comparisons.csv for a named pair (paired tests on the same
   sentences and seeds); a name with {x} is a family (d3_scaled_vs_unscaled_dk{x}), x read from
-  the names; `side` (a or b) judges one system's own mean with its interval instead of B - A;
+  the names, judged by its slope against log2 x (its interval from the members' standard
+  errors), its largest difference or the one at the largest x; `side` (a or b) judges one
+  system's own mean with its interval instead of B - A;
 - run_value: a per-run number of results/tables/scores.csv (a column such as tokens_per_s, or a
   metric), mean over seeds: variant a / variant b, or a comparison X_vs_Y's X / Y;
 - training: the training logs of two variants (time to reach a validation loss);

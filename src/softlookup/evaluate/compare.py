@@ -175,6 +175,12 @@ def doubled_tail(z: float) -> float:
     return math.erfc(z / math.sqrt(2))
 
 
+def stated_p(p_value: float) -> str:
+    """A p-value as a sentence states it: 'p = 0.0434', 'p < 0.001' (a table's p_value column
+    keeps the exact value)."""
+    return "p < 0.001" if p_value < 0.001 else f"p = {p_value:.3g}"
+
+
 def two_sided_p(delta: float, se: float) -> float:
     """2 Phi(-|delta| / se); a difference of exactly 0 with no spread has p = 1."""
     if not (np.isfinite(delta) and np.isfinite(se)):

@@ -70,6 +70,14 @@ def estimate(row, digits: int = 2) -> Tex:
     return latex.interval(row["value"], row["ci_low"], row["ci_high"], digits)
 
 
+DEVICES = {"cpu": "CPU", "cuda": "GPU"}  # torch's device types as prose names them
+
+
+def device(name: object) -> Tex:
+    """A torch device type as prose says it ('cpu' -> 'CPU'); any other name as it is."""
+    return latex.escape(DEVICES.get(str(name), str(name)))
+
+
 def p_value(value: float) -> Tex:
     """'$<$ 0.001' below a thousandth, else three decimals; '--' when there is none."""
     if latex.missing(value) or math.isnan(value):
@@ -128,6 +136,7 @@ FILTERS = {
     "bleu": bleu,
     "delta": delta,
     "estimate": estimate,
+    "device": device,
     "p": p_value,
     "p_stated": p_stated,
     "percent": percent,

@@ -15,7 +15,6 @@ import pandas as pd
 
 from ..latex import Tex, escape, macro_name, missing
 from ..study import Study
-from .tables import p_values
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "pending")
 # the sections of the paper a ledger row may name (`where`): Table 1 and the ledger refer to them
@@ -70,6 +69,9 @@ class Check:
     status: str  # pass, fail, pending, report
     measured: str
     detail: str
+    headline: bool = False  # the check whose measurement is the claim's headline
+    p_adjusted: float = float("nan")  # its test's p, Holm-adjusted within the claim, as judged
+    expected: str = ""  # what it asks of the measurement ('> 0.50', 'within ± 1.0')
 
 
 @dataclass
@@ -95,9 +97,14 @@ class Claim:
 
     @property
     def p_value(self) -> float:
-        """The largest p-value of the paired comparisons its deciding checks quote (NaN: none)."""
-        found = [p for c in self.checks if c.status != "report" for p in p_values(c.measured)]
-        return max(found) if found else float("nan")
+        """The judged (Holm-adjusted) p-value of the headline check, whose measurement and
+        interval the headline gives (NaN: no headline check, or one that tests nothing)."""
+        return next((c.p_adjusted for c in self.checks if c.headline), float("nan"))
+
+    @property
+    def threshold(self) -> str:
+        """What the headline check asks of the headline measurement ('': no headline check)."""
+        return next((c.expected for c in self.checks if c.headline), "")
 
     @property
     def has_interval(self) -> bool:
@@ -158,6 +165,9 @@ def claims(study: Study) -> Claims:
                     status=text(check, "status", "outcome", default="--"),
                     measured=text(check, "measured", "value_text", "value"),
                     detail=text(check, "detail"),
+                    headline=text(check, "headline").lower() == "true",
+                    p_adjusted=pd.to_numeric(check.get("p_adjusted"), errors="coerce"),
+                    expected=expectation(check),
                 )
                 for _, check in (rows.iterrows() if owner else [])
             ],
@@ -188,20 +198,25 @@ def measured_cell(claim: Claim) -> Tex:
     return Tex(cell)
 
 
+def expectation(row) -> str:
+    """What a check asks of its measurement: '> 0.50', '3 ± 0', 'within ± 1.0' (equivalence),
+    '> -1.0' (non-inferiority), 'reported only'."""
+    op, expected, allowed = text(row, "op"), text(row, "expected", default="--"), text(row, "allowed")
+    if op == "report":
+        return "reported only"
+    if op == "equivalent":
+        return f"within ± {allowed}"
+    if op == "non_inferior":
+        return f"> -{allowed}"
+    ops = {"approx": "", "above": "> ", "below": "< ", "equal": "= "}
+    expected = ops.get(op, f"{op} " if op else "") + expected
+    return expected + (f" ± {allowed}" if allowed and allowed not in ("0", "0.0") else "")
+
+
 def check_cells(row) -> dict:
     """One check of the appendix: claim, label, expected (with its tolerance), measured (or why
     it is pending), outcome, and the file that holds the evidence."""
     status = text(row, "status", "outcome", default="--")
-    op = text(row, "op")
-    expected = text(row, "expected", default="--")
-    if op == "report":
-        expected = "reported only"
-    else:
-        ops = {"approx": "", "above": "> ", "below": "< ", "equal": "= "}
-        expected = ops.get(op, f"{op} " if op else "") + expected
-        allowed = text(row, "allowed")
-        if allowed and allowed not in ("0", "0.0"):
-            expected += f" ± {allowed}"
     if status == "pending":
         measured = "pending: " + text(row, "detail", default="no evidence in this build")
     else:
@@ -211,7 +226,7 @@ def check_cells(row) -> dict:
     return {
         "claim": text(row, "claim_id", "id", "claim", default="--"),
         "label": shorten(text(row, "label", "check", "name", default="--"), 160),
-        "expected": expected,
+        "expected": expectation(row),
         "measured": shorten(measured, 160),
         "status": status,
         "evidence": Path(text(row, "output", "outputs", "rule", default="--")).name,

@@ -63,7 +63,7 @@ def generation_rows(study: Study) -> list[dict]:
     longest = table.sort_values("new_tokens").groupby("device").tail(1)
     return [
         {
-            "device": row.get("device", "the CPU"),
+            "device": row.get("device", "cpu"),
             "new_tokens": int(row["new_tokens"]),
             "speedup": row["speedup"],
             "identical": str(row.get("identical", "")).lower() == "true",
@@ -80,7 +80,7 @@ def measured_elsewhere(study: Study) -> dict | None:
     rows = [
         table
         for name, table in study.bench.items()
-        if name.split("_", 1)[-1] not in produced and "commit" in table
+        if name.rsplit("_", 1)[-1] not in produced and "commit" in table
     ]
     if not folders or not rows:
         return None

@@ -7,8 +7,6 @@ prose and a figure through the same selection.
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 
 from ...evaluate.score import SETTING_COLUMNS, final_point
@@ -244,8 +242,3 @@ def seed_mean(study: Study, runs_of_variant, quantity: str) -> float:
     values = [attention_value(study, run, quantity) for run in runs_of_variant]
     known = [v for v in values if v == v]
     return sum(known) / len(known) if known else NAN
-
-
-def p_values(measured: str) -> list[float]:
-    """The p-values a ledger check quotes ('..., p = 0.017, 2 seeds')."""
-    return [float(p) for p in re.findall(r"\bp = ([0-9.]+(?:e-?\d+)?)", measured)]
