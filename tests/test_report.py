@@ -495,9 +495,10 @@ def test_the_headline_table_and_the_discussion_read_the_verdicts(tmp_path):
     table = files["results"][: files["results"].index(r"\label{tab:headline}")]
     # one row per claim on trained translators: measured, what its check asks, interval, the p
     # of the headline check as judged (not another p its text quotes), verdict, section
-    row = r"D2 & claim D2 in a few words & 0.75 & within \ensuremath{\pm} 1.0 & [0.70, 0.80] & 0.003 & "
-    assert row + r"\textit{partly} & \ref{sec:scores}" in table
-    assert r"D4 & claim D4 in a few words & 0.75 & \textgreater{} 0.5 & [0.70, 0.80] & -- & " in table
+    row = r"D2 & claim D2 in a few words & 0.75 & within \ensuremath{\pm} 1.0 & [0.70, 0.80] & "
+    assert row + r"0.003 & \textit{partly} & \ref{sec:scores}" in table
+    row = r"D4 & claim D4 in a few words & 0.75 & \textgreater{} 0.5 & [0.70, 0.80] & -- & "
+    assert row in table
     assert "D4 &" in table and "D5 &" in table and "A1 &" not in table and "C1 &" not in table
     discussion = files["discussion"]
     assert "6 of the 7 claims reproduced (A1, B1, C1, D1, D4 and D5)" in discussion

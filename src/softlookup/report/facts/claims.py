@@ -201,7 +201,8 @@ def measured_cell(claim: Claim) -> Tex:
 def expectation(row) -> str:
     """What a check asks of its measurement: '> 0.50', '3 ± 0', 'within ± 1.0' (equivalence),
     '> -1.0' (non-inferiority), 'reported only'."""
-    op, expected, allowed = text(row, "op"), text(row, "expected", default="--"), text(row, "allowed")
+    op, allowed = text(row, "op"), text(row, "allowed")
+    expected = text(row, "expected", default="--")
     if op == "report":
         return "reported only"
     if op == "equivalent":
