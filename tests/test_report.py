@@ -547,6 +547,9 @@ def test_latex_helpers():
     assert latex.macro_name("A1") == "AOne"
     assert latex.escape("a_b & 50%") == r"a\_b \& 50\%"
     assert latex.escape("1.5e-07") == r"\ensuremath{1.5\times10^{-7}}"
+    # an option keeps both hyphens (LaTeX sets -- as an en dash); an en dash stays one
+    assert latex.escape("N > --naive-max-len 4096") == r"N \textgreater{} -{}-naive-max-len 4096"
+    assert latex.escape("1–10") == "1--10" and latex.escape("Bahdanau–Luong") == "Bahdanau--Luong"
     assert latex.interval(21.04, 20, 22.5) == "21.0 [20.0, 22.5]"
     assert latex.interval(1.5, 0.6, 2.4, 2, sign=True) == "+1.50 [+0.60, +2.40]"
     assert latex.number(float("nan")) == "--"

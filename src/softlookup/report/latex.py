@@ -37,6 +37,7 @@ SPECIAL = {
     "—": "---",
 }
 SCIENTIFIC = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)e([+-]?)0*(\d+)(?![\w.])")
+OPTION = re.compile(r"--(?=[A-Za-z])")  # a command-line option, which LaTeX would set as an en dash
 VERDICT_STYLE = {
     "reproduced": r"\textbf{reproduced}",
     "partly": r"\textit{partly}",
@@ -58,7 +59,8 @@ def escape(text: object) -> Tex:
     text = str(text).replace("->", "→").replace("+-", "±")
     for placeholder, words in PLACEHOLDER_WORDS.items():
         text = text.replace(placeholder, words)
-    escaped = "".join(SPECIAL.get(char, char) for char in text)
+    text = OPTION.sub("\0", text)  # kept apart from an en dash, which becomes -- below
+    escaped = "".join(SPECIAL.get(char, char) for char in text).replace("\0", "-{}-")
     return Tex(
         SCIENTIFIC.sub(
             lambda m: rf"\ensuremath{{{m[1]}\times10^{{{'-' if m[2] == '-' else ''}{m[3]}}}}}",
