@@ -209,7 +209,7 @@ def test_a_clear_difference_has_a_small_p_value_not_zero():
     assert 0 < null_p(("non_inferior", 1.0), 4.84, 0.49) < 1e-30
     # a sentence states it as smaller than a thousandth; the p_value column keeps it exact
     assert stated_p(two_sided_p(-4.84, 0.49)) == "p < 0.001"
-    assert stated_p(0.0434) == "p = 0.0434" and stated_p(0.001) == "p = 0.001"
+    assert stated_p(0.0434) == "p = 0.043" and stated_p(0.001) == "p = 0.001"
 
 
 

@@ -175,10 +175,16 @@ def doubled_tail(z: float) -> float:
     return math.erfc(z / math.sqrt(2))
 
 
+def p_text(p_value: float) -> str:
+    """A p-value as a table cell gives it: '< 0.001' below a thousandth, else three decimals
+    (the p_value columns keep the exact value)."""
+    return "< 0.001" if p_value < 0.001 else f"{p_value:.3f}"
+
+
 def stated_p(p_value: float) -> str:
-    """A p-value as a sentence states it: 'p = 0.0434', 'p < 0.001' (a table's p_value column
-    keeps the exact value)."""
-    return "p < 0.001" if p_value < 0.001 else f"p = {p_value:.3g}"
+    """A p-value as a sentence states it: 'p = 0.043', 'p < 0.001'."""
+    cell = p_text(p_value)
+    return f"p {cell}" if cell.startswith("<") else f"p = {cell}"
 
 
 def two_sided_p(delta: float, se: float) -> float:

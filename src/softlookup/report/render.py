@@ -23,6 +23,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from ..evaluate.compare import p_text, stated_p
 from . import latex
 from .facts import SECTIONS, common
 from .labels import value_text
@@ -79,16 +80,17 @@ def device(name: object) -> Tex:
 
 
 def p_value(value: float) -> Tex:
-    """'$<$ 0.001' below a thousandth, else three decimals; '--' when there is none."""
+    """A table's p cell (compare.p_text: '$<$ 0.001', '0.043'); '--' when there is none."""
     if latex.missing(value) or math.isnan(value):
         return Tex("--")
-    return Tex(r"$<$ 0.001" if value < 0.001 else f"{value:.3f}")
+    return Tex(p_text(value).replace("<", "$<$"))
 
 
 def p_stated(value: float) -> Tex:
-    """The p-value as prose says it: 'p = 0.003', 'p $<$ 0.001' (a table's cell is `p_value`)."""
-    cell = p_value(value)
-    return Tex(f"p {cell}" if cell.startswith("$<$") else f"p = {cell}")
+    """The p-value as prose says it (compare.stated_p: 'p = 0.003', 'p $<$ 0.001')."""
+    if latex.missing(value) or math.isnan(value):
+        return Tex("p = --")
+    return Tex(stated_p(value).replace("<", "$<$"))
 
 
 def percent(share: float) -> Tex:

@@ -96,15 +96,19 @@ class Claim:
         return [c for c in self.checks if c.status == "fail"]
 
     @property
+    def headline_check(self) -> Check:
+        """The check whose measurement and interval the headline gives (an empty one if none)."""
+        return next((c for c in self.checks if c.headline), Check("", "", "", ""))
+
+    @property
     def p_value(self) -> float:
-        """The judged (Holm-adjusted) p-value of the headline check, whose measurement and
-        interval the headline gives (NaN: no headline check, or one that tests nothing)."""
-        return next((c.p_adjusted for c in self.checks if c.headline), float("nan"))
+        """The headline check's judged (Holm-adjusted) p-value (NaN: it tests nothing)."""
+        return self.headline_check.p_adjusted
 
     @property
     def threshold(self) -> str:
         """What the headline check asks of the headline measurement ('': no headline check)."""
-        return next((c.expected for c in self.checks if c.headline), "")
+        return self.headline_check.expected
 
     @property
     def has_interval(self) -> bool:
