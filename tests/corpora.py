@@ -1,22 +1,23 @@
-"""Where the tests find the corpus mirror: $SOFTLOOKUP_MIRROR, else ../shared/corpora."""
+"""Where the tests find the corpus mirror: $SOFTLOOKUP_MIRROR (made absolute when the session
+starts, conftest.py), else ../shared/corpora."""
 
 import os
 from pathlib import Path
 
 from softlookup.data.bpe import train_bpe
 from softlookup.data.prepare import prepare
+from softlookup.data.sources import MIRROR_ENV
 
-ROOT = Path(__file__).resolve().parents[1]
-# what a workflow run reads from the repository (benchmarks/: the committed bench.measured CSVs)
-PROJECT_PARTS = ["Snakefile", "workflow", "config", "paper", "profiles", "benchmarks"]
+from .project import ROOT
 
 
 def mirror() -> Path:
-    path = Path(os.environ.get("SOFTLOOKUP_MIRROR") or ROOT.parent / "shared" / "corpora")
+    path = Path(os.environ.get(MIRROR_ENV) or ROOT.parent / "shared" / "corpora")
     if not (path / "multi30k").is_dir():
         raise FileNotFoundError(
-            f"corpus mirror not found at {path}: set SOFTLOOKUP_MIRROR to a directory holding "
-            "multi30k/ (as ../shared/corpora does)"
+            f"corpus mirror not found at {path}: set {MIRROR_ENV} to a directory holding "
+            "multi30k/ (as ../shared/corpora does; a relative one means the directory pytest "
+            "was started in)"
         )
     return path
 

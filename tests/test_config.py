@@ -30,7 +30,8 @@ from softlookup.config import (
     select,
 )
 
-from .corpora import PROJECT_PARTS, ROOT, mirror
+from .corpora import mirror
+from .project import ROOT, project_sources
 
 SCHEMA = load_schema(ROOT / "workflow" / "schemas" / "config.schema.yaml")
 HOSTILE = "x; touch {dir}/PWNED; echo "
@@ -52,13 +53,6 @@ def errors_of(config: dict) -> str:
     with pytest.raises(ConfigError) as caught:
         check(config, SCHEMA)
     return str(caught.value)
-
-
-def workdir_with_project(tmp_path: Path) -> Path:
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    for part in PROJECT_PARTS:
-        (tmp_path / part).symlink_to(ROOT / part)
-    return tmp_path
 
 
 def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -121,7 +115,7 @@ def test_a_hostile_name_fails_validation(config, where, tmp_path):
 
 def test_a_hostile_mirror_runs_harmlessly_and_a_quote_or_space_works(tmp_path):
     """`mirror` is a free value: quoted into the fetch command, never pasted."""
-    workdir = workdir_with_project(tmp_path / "work")
+    workdir = project_sources(tmp_path / "work")
     evil = write_config(workdir, {"mirror": HOSTILE.format(dir=tmp_path)}, "evil.yaml")
     target = "resources/corpora/multi30k/val.de.gz"
     # targets before --configfile: after it they would be read as config files
@@ -180,7 +174,7 @@ def test_the_shipped_config_files_pass_the_file_check():
 def test_make_names_a_config_file_that_does_not_parse_before_snakemake_runs(tmp_path):
     """`make paper CONFIG=...` with an unclosed list or a misspelt path: one line naming the
     file (and the line), where Snakemake says neither or prints a 27-line traceback."""
-    workdir = workdir_with_project(tmp_path / "work")
+    workdir = project_sources(tmp_path / "work")
     for part in ("Makefile", "pyproject.toml"):
         (workdir / part).symlink_to(ROOT / part)
     venv = tmp_path / "venv"  # stands in for .venv, already set up: make installs nothing
@@ -204,7 +198,7 @@ def test_make_names_a_config_file_that_does_not_parse_before_snakemake_runs(tmp_
 
 
 def test_snakemake_names_the_default_config_file_when_it_does_not_parse(tmp_path):
-    workdir = workdir_with_project(tmp_path)
+    workdir = project_sources(tmp_path)
     (workdir / "config").unlink()
     shutil.copytree(ROOT / "config", workdir / "config")
     with open(workdir / "config" / "config.yaml", "a") as stream:
@@ -267,7 +261,7 @@ def test_a_sweep_value_of_the_wrong_type_is_named(config):
 
 
 def test_a_bad_sweep_fails_before_any_job(tmp_path):
-    workdir = workdir_with_project(tmp_path)
+    workdir = project_sources(tmp_path)
     mine = write_config(workdir, {"sweeps": {"heads": {"model": "sweep_transformer",
                                                        "key": "heads", "values": [3]}}})
     result = snakemake(workdir, "--configfile", "config/test.yaml", mine, "--dry-run")
@@ -338,7 +332,7 @@ def test_a_sweep_point_equal_to_the_base_model_is_the_base_run(config):
 
 
 def test_a_value_equal_to_the_base_trains_no_duplicate_job(tmp_path):
-    workdir = workdir_with_project(tmp_path)
+    workdir = project_sources(tmp_path)
     mine = write_config(workdir, {"run_only": ["sweep_transformer", "sweep_transformer.heads-*"],
                                   "analysis": {"runs": ["sweep_transformer-s1"]}, "sweeps": {
         "heads": {"model": "sweep_transformer", "key": "heads", "values": [1, 2]}}})
@@ -401,7 +395,7 @@ def test_an_unknown_nested_key_names_its_path(config):
 
 
 def test_snakemake_reports_the_unknown_key_first(tmp_path):
-    workdir = workdir_with_project(tmp_path)
+    workdir = project_sources(tmp_path)
     mine = write_config(workdir, {"evalute": {"beam_size": 2}})
     result = snakemake(workdir, "--configfile", "config/test.yaml", mine, "--dry-run")
     assert result.returncode != 0
@@ -416,7 +410,7 @@ def test_snakemake_reports_the_unknown_key_first(tmp_path):
 
 def test_two_config_files_go_in_one_configfile_list(tmp_path):
     """`--configfile a --configfile b` keeps only b; the README's form keeps both."""
-    workdir = workdir_with_project(tmp_path)
+    workdir = project_sources(tmp_path)
     mine = write_config(workdir, {"run_only": ["gru_dot"], "analysis": {"runs": ["gru_dot-s1"]}})
     both = snakemake(workdir, "--configfile", "config/test.yaml", mine, "--dry-run", "-p")
     assert both.returncode == 0, both.stderr[-3000:]
@@ -428,7 +422,7 @@ def test_two_config_files_go_in_one_configfile_list(tmp_path):
 
 
 def test_rules_find_the_projects_python_without_an_activated_venv(tmp_path):
-    workdir = workdir_with_project(tmp_path)
+    workdir = project_sources(tmp_path)
     target = "results/probes/worked_examples.csv"
     result = snakemake(workdir, target, "--configfile", "config/test.yaml")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -444,7 +438,7 @@ def test_the_schema_keeps_every_name_pattern():
 
 def test_two_configs_keep_their_results_side_by_side(tmp_path):
     """`make rundir RUN=<name>` + --directory runs/<name>: results never clobber each other."""
-    workdir = workdir_with_project(tmp_path)
+    workdir = project_sources(tmp_path)
     (workdir / "Makefile").symlink_to(ROOT / "Makefile")
     made = subprocess.run(["make", "-s", "rundir", "RUN=small"], cwd=workdir,
                           capture_output=True, text=True, check=False)
@@ -492,7 +486,7 @@ def test_the_train_defaults_must_choose_an_epoch_count(config):
 # --- scheduling: the longest training jobs first ------------------------------------------------
 
 def test_training_jobs_are_prioritised_by_threads_times_epochs(tmp_path):
-    workdir = workdir_with_project(tmp_path)
+    workdir = project_sources(tmp_path)
     mine = write_config(workdir, {
         "run_only": ["gru_none", "transformer", "sweep_transformer"],
         "analysis": {"runs": ["transformer-s1"]},
@@ -607,7 +601,7 @@ def test_the_long_study_resolves_its_whole_dag_in_a_dry_run(tmp_path):
     """`make paper CONFIG="config/config.yaml config/long.yaml"` without running a job: the
     archive is fetched and prepared by prepare_corpus, 4 runs trained and translated on
     test_europarl at every budget point, and the paper built."""
-    workdir = workdir_with_project(tmp_path)
+    workdir = project_sources(tmp_path)
     result = snakemake(workdir, "--configfile", "config/config.yaml", "config/long.yaml",
                        "--dry-run")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

@@ -31,7 +31,8 @@ from softlookup.data.prepare import (
 )
 
 from .corpora import mirror
-from .test_config import snakemake, workdir_with_project
+from .project import ROOT, project_sources
+from .test_config import snakemake
 
 
 def test_pair_counts_match_the_released_corpus():
@@ -68,7 +69,6 @@ def test_prepare_writes_splits_long_test_set_and_manifest(tmp_path):
     )
 
 
-ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
 EDGES = DEFAULT["evaluate"]["bucket_edges"]
 
@@ -240,7 +240,7 @@ def test_an_expected_fetch_error_is_one_line_without_traceback(
 def test_a_failed_fetch_is_the_workflows_last_word_with_its_rule_and_log(tmp_path):
     """keep-going runs every other job first; the run then ends naming the failed rule, its log
     and the log's one line, right above Snakemake's own closing lines (issue 25, case 4)."""
-    workdir = workdir_with_project(tmp_path / "work")
+    workdir = project_sources(tmp_path / "work")
     targets = [f"resources/corpora/multi30k/{name}" for name in ("val.en.gz", "val.de.gz")]
     result = snakemake(workdir, *targets, "--configfile", "config/test.yaml",
                        env={sources.MIRROR_ENV: str(corrupted_mirror(tmp_path))})

@@ -6,13 +6,14 @@ import json
 
 import yaml
 
-from .test_workflow import copy_project, snakemake
+from .project import project_sources
+from .test_workflow import snakemake
 
 RUN = "results/runs/sweep_transformer.heads-1-s1/config.json"
 
 
 def test_run_config_holds_the_settings_and_follows_their_changes(tmp_path):
-    workdir = copy_project(tmp_path)
+    workdir = project_sources(tmp_path, copy=True)
     first = snakemake(workdir, RUN, "--configfile", "config/test.yaml")
     assert first.returncode == 0, first.stderr[-2000:]
     settings = json.loads((workdir / RUN).read_text())

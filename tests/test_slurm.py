@@ -4,7 +4,6 @@ reason where SLURM cannot be started)."""
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -15,7 +14,8 @@ import pytest
 import yaml
 
 from . import slurm_cluster
-from .corpora import PROJECT_PARTS, ROOT, mirror
+from .corpora import mirror
+from .project import ROOT, project_sources
 
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 FAKE_SBATCH = """#!/bin/sh
@@ -23,19 +23,6 @@ echo "$@" >> "{log}"
 echo "stand-in sbatch: not submitting" >&2
 exit 1
 """
-
-
-def project(workdir: Path, copy: bool = False) -> Path:
-    """The workflow in `workdir`: linked, or copied (a long run, safe from edits meanwhile)."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    for part in PROJECT_PARTS:
-        if not copy:
-            (workdir / part).symlink_to(ROOT / part)
-        elif (ROOT / part).is_dir():
-            shutil.copytree(ROOT / part, workdir / part, ignore=shutil.ignore_patterns("*.pdf"))
-        else:
-            shutil.copy(ROOT / part, workdir / part)
-    return workdir
 
 
 def fake_slurm(bin_dir: Path, log: Path) -> None:
@@ -56,7 +43,7 @@ def fake_slurm(bin_dir: Path, log: Path) -> None:
 def requests(tmp_path: Path, *configs: str) -> dict[str, str]:
     """rule -> the sbatch arguments of its job's first attempt, for a training job and the CPU
     benchmark."""
-    workdir = project(tmp_path / "work")
+    workdir = project_sources(tmp_path / "work")
     data = workdir / "results" / "data" / "multi30k-de-en"
     data.mkdir(parents=True)
     now = time.time()
@@ -101,7 +88,7 @@ def test_one_switch_turns_the_gpu_requests_off(tmp_path):
 
 
 def test_every_local_rule_is_a_rule_of_the_workflow(tmp_path):
-    workdir = project(tmp_path)
+    workdir = project_sources(tmp_path)
     result = subprocess.run([SNAKEMAKE, "--list-rules"], cwd=workdir, capture_output=True,
                             text=True, check=False)
     rules = set(result.stdout.split())
@@ -131,7 +118,7 @@ def test_the_tiny_config_runs_on_a_live_slurm(tmp_path):
     reason = slurm_cluster.unavailable()
     if reason:
         pytest.skip(reason)
-    workdir = project(tmp_path / "work", copy=True)
+    workdir = project_sources(tmp_path / "work", copy=True)
     # the tiny config, three of its runs (about 30 SLURM jobs), a training job may be retried once
     runs = ["gru_none", "gru_dot", "transformer"]
     retry = workdir / "retry.yaml"

@@ -15,17 +15,8 @@ from snakemake.utils import update_config
 
 from softlookup.config import all_variants, select
 
-from .corpora import PROJECT_PARTS, ROOT, mirror
-
-
-def copy_project(dest: Path) -> Path:
-    for part in PROJECT_PARTS:
-        source = ROOT / part
-        if source.is_dir():
-            shutil.copytree(source, dest / part, ignore=shutil.ignore_patterns("*.pdf"))
-        else:
-            shutil.copy(source, dest / part)
-    return dest
+from .corpora import mirror
+from .project import project_sources
 
 
 def snakemake(
@@ -56,7 +47,7 @@ def clone_in_a_path_with_a_space(parent: Path) -> tuple[Path, Path]:
     which every rule calls, has a space and a non-ASCII letter."""
     workdir = parent / "with space" / "é" / "p"
     workdir.mkdir(parents=True)
-    copy_project(workdir)
+    project_sources(workdir, copy=True)
     (workdir / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
     return workdir, workdir / ".venv" / "bin" / "python"
 
@@ -156,7 +147,7 @@ def test_every_kind_of_rule_runs_from_a_path_with_a_space_and_an_accent(tmp_path
 
 
 def test_a_malformed_config_fails_before_any_job_naming_the_key(tmp_path):
-    workdir = copy_project(tmp_path)
+    workdir = project_sources(tmp_path, copy=True)
     config = yaml.safe_load((workdir / "config" / "test.yaml").read_text())
     config["models"]["gru_none"]["hiden_dim"] = 32
     bad = workdir / "config" / "bad.yaml"
