@@ -8,6 +8,13 @@
 # Corpus files come from $SOFTLOOKUP_MIRROR (a directory laid out <corpus>/<file>) when set,
 # else from the config's `mirror`, else from the upstream URLs.
 
+# A relative $SOFTLOOKUP_MIRROR (the README's ../shared/corpora) means the directory make runs
+# in: joined to it once, here, as softlookup.data.sources.resolve_mirror joins it, so a RUN= build
+# in runs/<name>/ and every test's temporary directory find the same place.
+ifneq ($(filter-out /% ~%,$(firstword $(SOFTLOOKUP_MIRROR))),)
+export SOFTLOOKUP_MIRROR := $(CURDIR)/$(SOFTLOOKUP_MIRROR)
+endif
+
 VENV ?= .venv
 PYTHON ?= python3
 # The CPU wheel on this project's machines; on a GPU box use e.g. TORCH_SPEC="torch>=2.4".

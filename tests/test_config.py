@@ -64,6 +64,18 @@ def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.
                           capture_output=True, text=True, check=False)
 
 
+def stand_in_venv(venv: Path) -> Path:
+    """A stand-in for .venv, already set up (make installs nothing): its python and snakemake
+    are the ones running the tests. Scripts, not links: a linked interpreter looks for pyvenv.cfg
+    beside the link and would run without this venv's packages."""
+    (venv / "bin").mkdir(parents=True)
+    for name, command in (("python", ""), ("snakemake", " -m snakemake")):
+        (venv / "bin" / name).write_text(f'#!/bin/sh\nexec "{sys.executable}"{command} "$@"\n')
+        (venv / "bin" / name).chmod(0o755)
+    (venv / ".installed").touch()
+    return venv
+
+
 def write_config(workdir: Path, config: dict, name: str = "mine.yaml") -> str:
     path = workdir / name
     path.write_text(yaml.safe_dump(config))
@@ -177,13 +189,7 @@ def test_make_names_a_config_file_that_does_not_parse_before_snakemake_runs(tmp_
     workdir = project_sources(tmp_path / "work")
     for part in ("Makefile", "pyproject.toml"):
         (workdir / part).symlink_to(ROOT / part)
-    venv = tmp_path / "venv"  # stands in for .venv, already set up: make installs nothing
-    (venv / "bin").mkdir(parents=True)
-    # a script, not a link: a linked interpreter looks for pyvenv.cfg beside the link and would
-    # run without this venv's packages
-    (venv / "bin" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-    (venv / "bin" / "python").chmod(0o755)
-    (venv / ".installed").touch()
+    venv = stand_in_venv(tmp_path / "venv")
     (workdir / "mine.yaml").write_text(UNCLOSED)
     expected = {"mine.yaml": "mine.yaml, line 2, column 7: expected ',' or ']'",
                 "config/tset.yaml": "config/tset.yaml: no such config file"}

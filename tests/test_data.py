@@ -1,6 +1,7 @@
 import gzip
 import io
 import json
+import os
 import shutil
 import stat
 import subprocess
@@ -32,7 +33,7 @@ from softlookup.data.prepare import (
 
 from .corpora import mirror
 from .project import ROOT, project_sources
-from .test_config import snakemake
+from .test_config import snakemake, stand_in_venv
 
 
 def test_pair_counts_match_the_released_corpus():
@@ -255,6 +256,79 @@ def test_a_failed_fetch_is_the_workflows_last_word_with_its_rule_and_log(tmp_pat
     assert lines[last] == f"failed: rule fetch_corpus_file, log {log}: {written[0]}"
     closing = ("Complete log(s): ", "Elapsed time: ", "WorkflowError:", "At least one job")
     assert all(line.startswith(closing) for line in lines[last + 1:]), lines[last:]
+
+
+# --- a relative mirror means the same place everywhere (issue 37, item 2) --------------------------
+
+def test_a_relative_mirror_is_joined_to_the_directory_it_was_given_in(tmp_path, monkeypatch):
+    monkeypatch.setenv(sources.MIRROR_ENV, "../shared/corpora")
+    found = sources.resolve_mirror("elsewhere", tmp_path / "work")  # the variable wins
+    assert str(found) == f"{tmp_path}/work/../shared/corpora"  # the value, and where it was given
+    monkeypatch.setenv(sources.MIRROR_ENV, "")
+    assert sources.resolve_mirror("corpora", tmp_path) == tmp_path / "corpora"
+    monkeypatch.setenv(sources.MIRROR_ENV, str(tmp_path))
+    assert sources.resolve_mirror(None, Path("/elsewhere")) == tmp_path  # absolute: as given
+    monkeypatch.delenv(sources.MIRROR_ENV)
+    assert sources.resolve_mirror(None, tmp_path) is None
+
+
+def test_a_relative_mirror_given_to_make_serves_a_build_in_runs(tmp_path):
+    """`SOFTLOOKUP_MIRROR=../shared/corpora make paper RUN=small`: Snakemake works in
+    runs/small/, the mirror is still the one beside the clone; a wrong one fails naming the
+    value as given, where it was given, and the path that led to."""
+    clone = project_sources(tmp_path / "clone")
+    for part in ("Makefile", "pyproject.toml"):
+        (clone / part).symlink_to(ROOT / part)
+    (tmp_path / "shared" / "corpora").mkdir(parents=True)
+    (tmp_path / "shared" / "corpora" / "multi30k").symlink_to(mirror() / "multi30k")
+    venv = stand_in_venv(tmp_path / "venv")
+
+    def make_paper(relative_mirror: str) -> subprocess.CompletedProcess:
+        """Only the fetch jobs (--until), with a stand-in .venv and TeX (-o tex)."""
+        return subprocess.run(
+            ["make", "-s", "paper", "RUN=small", "CONFIG=config/test.yaml", f"VENV={venv}",
+             "-o", "tex", "SNAKEMAKE_ARGS=--until fetch_corpus_file --cores 1"],
+            cwd=clone, env={**os.environ, sources.MIRROR_ENV: relative_mirror},
+            capture_output=True, text=True, check=False)
+
+    made = make_paper("../shared/corpora")
+    assert made.returncode == 0, made.stdout[-3000:] + made.stderr[-3000:]
+    fetched = clone / "resources" / "corpora" / "multi30k"  # runs/small/resources: the clone's
+    assert (fetched / "val.de.gz").stat().st_size > 0
+
+    for path in fetched.iterdir():
+        path.unlink()
+    made = make_paper("../corpora")
+    assert made.returncode != 0
+    failed = [line for line in made.stderr.splitlines() if line.startswith("failed: ")]
+    assert failed and all(
+        f"mirror {clone}/../corpora has no multi30k/" in line
+        and f"(looked for {tmp_path}/corpora/multi30k/" in line for line in failed), failed
+
+
+def test_a_snakemake_started_by_a_test_finds_the_mirror_from_a_temporary_directory(tmp_path):
+    """As test_workflow.py hands the session's mirror to Snakemake in a temporary directory."""
+    workdir = project_sources(tmp_path / "work")
+    fetched = "resources/corpora/multi30k/val.de.gz"
+    result = snakemake(workdir, fetched, "--configfile", "config/test.yaml",
+                       env={sources.MIRROR_ENV: str(mirror())})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (workdir / fetched).stat().st_size > 0
+
+
+def test_make_test_with_the_readmes_relative_mirror(tmp_path):
+    """`SOFTLOOKUP_MIRROR=../shared/corpora make test`: pytest, started in the checkout, gives
+    the tests the mirror as meant there, not in their temporary directories."""
+    relative = os.path.relpath(mirror(), ROOT)
+    test = "tests/test_data.py::" + (
+        "test_a_snakemake_started_by_a_test_finds_the_mirror_from_a_temporary_directory")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test,
+         "--basetemp", str(tmp_path / "inner")],
+        cwd=ROOT, env={**os.environ, sources.MIRROR_ENV: relative},
+        capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "1 passed" in result.stdout
 
 
 def test_failed_copy_leaves_no_temp_file(tmp_path, monkeypatch):

@@ -6,6 +6,7 @@
 # data.archive, a day archive of whole sitting days (config/long.yaml: Europarl), prepared by
 # the rule that prepares the data.extra corpora (the loop at the end).
 from softlookup.config import prepared_splits
+from softlookup.data.sources import export_mirror
 
 
 def split_options(data):
@@ -64,6 +65,14 @@ EXTRA_DATA = config["data"].get("extra") or {}
 DAY_CORPORA = {name: (extra, f"results/data/{name}") for name, extra in EXTRA_DATA.items()}
 if config["data"].get("archive"):
     DAY_CORPORA["corpus"] = (config["data"], DATA_DIR)
+
+
+# The corpus mirror, resolved once: $SOFTLOOKUP_MIRROR, else the config's `mirror`; a relative one
+# means Snakemake's working directory (`make` has made its own $SOFTLOOKUP_MIRROR absolute, for a
+# RUN= build in runs/<name>/ too). Every job gets the absolute path as $SOFTLOOKUP_MIRROR, which
+# wins over the rule's --mirror (that param stays as it was: a changed param reruns the job, and a
+# refetched corpus file every job after it).
+export_mirror(config.get("mirror"))
 
 
 rule fetch_corpus_file:

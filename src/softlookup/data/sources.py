@@ -45,10 +45,24 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def resolve_mirror(configured: str | None) -> Path | None:
-    """The mirror directory: $SOFTLOOKUP_MIRROR if set, else the config's `mirror`, else None."""
+def resolve_mirror(configured: str | None, base: Path | None = None) -> Path | None:
+    """The mirror directory, absolute: $SOFTLOOKUP_MIRROR if set, else the config's `mirror`, else
+    None. A relative one means the directory it was given in, `base` (where make, snakemake or
+    pytest was started; by default the current directory), and is joined to it as written:
+    /work/x/../shared/corpora names the value given and where, and is the same place from any
+    working directory."""
     chosen = os.environ.get(MIRROR_ENV) or configured
-    return Path(chosen).expanduser() if chosen else None
+    return Path(base or Path.cwd(), Path(chosen).expanduser()) if chosen else None
+
+
+def export_mirror(configured: str | None, base: Path | None = None) -> Path | None:
+    """resolve_mirror(configured, base), resolved once and handed on: it is $SOFTLOOKUP_MIRROR
+    for every process started from here on (Snakemake's jobs, a test's Snakemake in a temporary
+    directory), whatever their working directory."""
+    mirror = resolve_mirror(configured, base)
+    if mirror:
+        os.environ[MIRROR_ENV] = str(mirror)
+    return mirror
 
 
 def fetch(corpus: str, name: str, dest: Path, mirror: Path | None = None) -> Path:
@@ -67,7 +81,9 @@ def fetch(corpus: str, name: str, dest: Path, mirror: Path | None = None) -> Pat
         )
     source = str(mirror / corpus / name) if mirror else url.format(file=name)
     if mirror and not Path(source).is_file():
-        raise FileNotFoundError(f"mirror {mirror} has no {corpus}/{name} (looked for {source})")
+        raise FileNotFoundError(  # a relative mirror as given, and where that led
+            f"mirror {mirror} has no {corpus}/{name} (looked for {os.path.normpath(source)})"
+        )
 
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -114,7 +130,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--corpus", required=True)
     parser.add_argument("--file", required=True, help="file name inside the corpus")
     parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--mirror", default=None, help=f"mirror directory (${MIRROR_ENV} wins)")
+    parser.add_argument("--mirror", default=None,
+                        help=f"mirror directory (${MIRROR_ENV} wins; relative: to this directory)")
     args = parser.parse_args(argv)
     mirror = resolve_mirror(args.mirror)
     try:
