@@ -185,7 +185,7 @@ def test_a_paired_comparison_finds_the_better_system(tmp_path, capsys):
     for seed in (1, 2):
         write_run(tmp_path / "runs" / f"a-s{seed}", "ok", variant="a", seed=seed, hypotheses=worse)
         write_run(tmp_path / "runs" / f"b-s{seed}", "ok", variant="b", seed=seed)
-    table = comparing.compare(
+    table, _ = comparing.compare(
         [("b_vs_a", "a", "b", "t"), ("a_vs_a", "a", "a", "t"), ("gone", "a", "c", "t")],
         tmp_path / "runs",
         ["a-s1", "a-s2", "b-s1", "b-s2"],
@@ -237,7 +237,7 @@ def test_budget_points_are_scored_and_compared_beside_the_final_models(tmp_path)
     assert set(scores[scores.test_set == "train"].epoch) == {"final"}
     assert len(final_point(scores)) == len(collect(["a-s1", "b-s1", "c-s1"], runs, ["t"]))
 
-    table = comparing.compare(
+    table, _ = comparing.compare(
         [("b_vs_a", "a", "b", "t"), ("c_vs_a", "a", "c", "t")], runs,
         ["a-s1", "b-s1", "c-s1"], tmp_path / "data", "de", "en", edges=[0, 10, 20],
         min_bucket_sentences=20, resamples=50, seed=0,
@@ -283,7 +283,7 @@ def test_seeds_that_disagree_in_sign_widen_the_interval_across_zero_and_fail_the
                                          ("b", 2): SHORTER}.items():  # fmt: skip
         write_run(runs / f"{variant}-s{seed}", "ok", variant=variant, seed=seed,
                   hypotheses=hypotheses)  # fmt: skip
-    table = comparing.compare([("b_vs_a", "a", "b", "t")], runs, ["a-s1", "a-s2", "b-s1", "b-s2"],
+    table, _ = comparing.compare([("b_vs_a", "a", "b", "t")], runs, ["a-s1", "a-s2", "b-s1", "b-s2"],
                               tmp_path / "data", "de", "en", edges=[0, 10, 20],
                               min_bucket_sentences=20, resamples=400, seed=0)  # fmt: skip
     row = table.set_index(["bucket", "metric"]).loc[("all", "bleu")]
@@ -307,7 +307,7 @@ def test_what_a_system_generates_is_compared_too(tmp_path):
     runs = tmp_path / "runs"
     write_run(runs / "a-s1", "ok", variant="a", hypotheses=[""] * 30 + SHORTER[:25])
     write_run(runs / "b-s1", "ok", variant="b", hypotheses=PERFECT)
-    table = comparing.compare([("b_vs_a", "a", "b", "t")], runs, ["a-s1", "b-s1"],
+    table, _ = comparing.compare([("b_vs_a", "a", "b", "t")], runs, ["a-s1", "b-s1"],
                               tmp_path / "data", "de", "en", edges=[0, 10, 20],
                               min_bucket_sentences=20, resamples=100, seed=0)  # fmt: skip
     rows = table[table.bucket == "all"].set_index("metric")
