@@ -183,21 +183,21 @@ def seed_method(family: Pool, family_name: str, n_seeds: int) -> str:
             f" df {family.df}, {test})")  # fmt: skip
 
 
+def side_stats(side: SeedScores, family: Pool) -> tuple[float, float]:
+    """(se, df) of one variant's seed mean: seed component plus its sentence variance."""
+    return combine(side_seed_component(side, family), sentence_variance([(1.0, side.drawn)]))
+
+
 def comparison_stats(a: SeedScores, b: SeedScores, family: Pool, paired: bool) -> dict:
-    """A comparison row's statistics: each side's seed mean and standard error (se_a, df_a), delta
-    = B - A with its seed and sentence components, df, 95% interval and two-sided p, and the
-    per-seed deltas of a paired comparison."""
+    """A comparison row's statistics: delta = B - A of the seed means with its seed and sentence
+    components, df, 95% interval and two-sided p, and the per-seed deltas of a paired
+    comparison."""
     mean_a, mean_b = seed_mean(a.observed), seed_mean(b.observed)
     delta = mean_b - mean_a
     seed = seed_component(a, b, family, paired)
     sentence = sentence_variance([(-1.0, a.drawn), (1.0, b.drawn)])
     se, df = combine(seed, sentence)
     low, high = intervals.interval(delta, se, df)
-    sides = {}
-    for name, side in (("a", a), ("b", b)):
-        side_se, side_df = combine(side_seed_component(side, family),
-                                   sentence_variance([(1.0, side.drawn)]))  # fmt: skip
-        sides |= {f"se_{name}": side_se, f"df_{name}": side_df}
     per_seed = {str(s): round(float(db - da), 6) for s, da, db in
                 zip(a.seeds, a.observed, b.observed)} if paired else {}  # fmt: skip
     return {
@@ -212,7 +212,6 @@ def comparison_stats(a: SeedScores, b: SeedScores, family: Pool, paired: bool) -
         "se_sentence": math.sqrt(sentence),
         "df": df,
         "seed_df": seed.df,
-        **sides,
         "seed_deltas": json.dumps(per_seed),
     }
 
@@ -223,12 +222,18 @@ def family_rows(scores: dict[str, SeedScores], pairs: list[tuple[str, str, str]]
     point, bucket, metric), scores holding every variant the family's comparisons name there; a
     pair is paired on the seeds both variants have, else compares all seeds of each."""
     family = pool(scores)
+    sides: dict[tuple, tuple[float, float]] = {}  # (variant, seeds) -> (se, df), once each
     rows = []
     for name, a, b in pairs:
         shared = sorted(set(scores[a].seeds) & set(scores[b].seeds))
         side_a, side_b = ((scores[a].select(shared), scores[b].select(shared)) if shared
                           else (scores[a], scores[b]))  # fmt: skip
+        for variant, side in ((a, side_a), (b, side_b)):
+            if (variant, side.seeds) not in sides:
+                sides[variant, side.seeds] = side_stats(side, family)
+        (se_a, df_a), (se_b, df_b) = sides[a, side_a.seeds], sides[b, side_b.seeds]
         statistics = comparison_stats(side_a, side_b, family, paired=bool(shared))
         method = seed_method(family, family_name, min(len(side_a.seeds), len(side_b.seeds)))
-        rows.append({"comparison": name, **statistics, "method": method})
+        rows.append({"comparison": name, **statistics, "se_a": se_a, "df_a": df_a,
+                     "se_b": se_b, "df_b": df_b, "method": method})  # fmt: skip
     return rows, family
