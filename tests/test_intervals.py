@@ -127,7 +127,7 @@ def coverage(seeds: int) -> tuple[float, float]:
     for _ in range(STUDIES):
         family = simulated_family(rng, seeds, draw_counts(SENTENCES, DRAWS, int(rng.integers(1e9))))
         rows, _ = family_rows(family, PAIRS, "simulated")
-        for (_, a, b), row in zip(PAIRS, rows):
+        for (_, a, b), row in zip(PAIRS, rows, strict=True):
             truth = MEANS[b] - MEANS[a]
             low, high = two_level_bootstrap(family[a], family[b], rng) if seeds == 2 else (0, 0)
             covered += [row["ci_low"] <= truth <= row["ci_high"], low <= truth <= high]
