@@ -261,6 +261,8 @@ def test_compare_command_line_writes_the_table(tmp_path):
                     "--resamples", "10", "--out", str(out)])
     table = pd.read_csv(out)
     assert list(table.columns) == comparing.COLUMNS and table.empty  # b diverged: skipped
+    variances = pd.read_csv(tmp_path / "seed_variance.csv")
+    assert list(variances.columns) == comparing.SEED_VARIANCE_COLUMNS
 
 
 PERFECT = ["a man rides a red bike down the hill"] * 55
@@ -271,7 +273,8 @@ POOR = ["a man on a bike"] * 55
 def test_seeds_that_disagree_in_sign_widen_the_interval_across_zero_and_fail_the_check(tmp_path):
     """Seed 1: b far better than a; seed 2: b worse. The sentences are all alike, so resampling
     them alone gives no spread: pooled over seeds (before), delta +x [+x, +x] passed an 'above 0'
-    check. Drawing the seeds too, the interval crosses zero and the check fails."""
+    check. With the seed variance in the interval (t on its df), it crosses zero and the check
+    fails."""
     from softlookup.claims.checks import Evidence, evaluate
     from softlookup.claims.spec import ComparisonCheck
 
@@ -292,6 +295,8 @@ def test_seeds_that_disagree_in_sign_widen_the_interval_across_zero_and_fail_the
     assert row.delta == pytest.approx((per_seed["1"] + per_seed["2"]) / 2) and row.delta > 0
     assert row.ci_low < 0 < row.ci_high and row.p_value > 0.05
     assert row.ci_high - row.ci_low > per_seed["1"] - per_seed["2"]  # both seeds inside
+    assert row.se_sentence == 0 and row.se == pytest.approx(row.se_seed) and row.seed_df == 2
+    assert row.df == pytest.approx(2) and "pooled over family gru, 3 epochs" in row.method
     path = tmp_path / "comparisons.csv"
     table.to_csv(path, index=False)
     check = ComparisonCheck(label="b above a", op="above", expected=0.0, comparison="b_vs_a")
