@@ -197,3 +197,39 @@ def test_snapshot_refuses_an_unfinished_build(tmp_path):
     files = {kind: tmp_path / name for kind, name in snapshot.FILE_NAMES.items()}
     with pytest.raises(FileNotFoundError, match="paper"):
         snapshot.snapshot(files, {}, "test", tmp_path, tmp_path / "out", "make compare")
+
+
+def seed_aware(directory, delta=2.0):
+    """build()'s comparison as evaluate.compare now writes it: gru_dot (system b, two seeds) with
+    its seed-mean se 1.0 on 4 df, and the delta's seed-aware interval [-1, 5]."""
+    table = pd.read_csv(directory / "comparisons.csv")
+    table = table.assign(system_a="gru_none", system_b="gru_dot", delta=delta, ci_low=-1.0,
+                         ci_high=5.0, df=6.0, se_a=0.5, df_a=4.0, se_b=1.0, df_b=4.0, seeds=2)
+    table.to_csv(directory / "comparisons.csv", index=False)
+    return directory
+
+
+def test_a_rerun_within_the_seed_aware_interval_is_within_tolerance(tmp_path):
+    """A rerun on another CPU moves a run as a new seed does: BLEU 33 is outside the run's
+    sentence interval [28.5, 31.5] but inside 30 +- t(4) sqrt(2) 1.0 = 30 +- 3.93; the delta
+    +4 is outside its old interval [1, 3], inside the seed-aware [-1, 5]. Every verdict held."""
+    reference = seed_aware(build(tmp_path / "ref"))
+    current = seed_aware(build(tmp_path / "cur", bleu=33.0), delta=4.0)
+    assert run_compare(reference, current, tmp_path) == 0
+    table = pd.read_csv(tmp_path / "out.csv").set_index("section")
+    assert table.loc["bleu", "status"] == "within tolerance"
+    assert table.loc["paired delta", "status"] == "within tolerance"
+    assert table.loc["bleu", "tolerance"] == compare.SEED_AWARE
+    assert run_compare(reference, build(tmp_path / "far", bleu=34.5), tmp_path) == 0
+    assert pd.read_csv(tmp_path / "out.csv").query("section == 'bleu'").status.item() == "moved"
+    changed = build(tmp_path / "changed", bleu=33.0, verdict="not reproduced")
+    assert run_compare(reference, changed, tmp_path) == 1  # a changed verdict still fails
+
+
+def test_an_old_reference_falls_back_to_its_ci_columns_and_says_so(tmp_path):
+    reference = build(tmp_path / "ref")  # no df columns: written before seed-aware intervals
+    assert run_compare(reference, build(tmp_path / "cur", bleu=31.0), tmp_path) == 0
+    table = pd.read_csv(tmp_path / "out.csv").set_index("section")
+    assert table.loc["bleu", "status"] == "within tolerance"
+    assert "predates seed-aware intervals" in table.loc["bleu", "tolerance"]
+    assert "predates seed-aware intervals" in table.loc["paired delta", "tolerance"]

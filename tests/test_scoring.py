@@ -185,7 +185,7 @@ def test_a_paired_comparison_finds_the_better_system(tmp_path, capsys):
     for seed in (1, 2):
         write_run(tmp_path / "runs" / f"a-s{seed}", "ok", variant="a", seed=seed, hypotheses=worse)
         write_run(tmp_path / "runs" / f"b-s{seed}", "ok", variant="b", seed=seed)
-    table = comparing.compare(
+    table, _ = comparing.compare(
         [("b_vs_a", "a", "b", "t"), ("a_vs_a", "a", "a", "t"), ("gone", "a", "c", "t")],
         tmp_path / "runs",
         ["a-s1", "a-s2", "b-s1", "b-s2"],
@@ -237,7 +237,7 @@ def test_budget_points_are_scored_and_compared_beside_the_final_models(tmp_path)
     assert set(scores[scores.test_set == "train"].epoch) == {"final"}
     assert len(final_point(scores)) == len(collect(["a-s1", "b-s1", "c-s1"], runs, ["t"]))
 
-    table = comparing.compare(
+    table, _ = comparing.compare(
         [("b_vs_a", "a", "b", "t"), ("c_vs_a", "a", "c", "t")], runs,
         ["a-s1", "b-s1", "c-s1"], tmp_path / "data", "de", "en", edges=[0, 10, 20],
         min_bucket_sentences=20, resamples=50, seed=0,
@@ -261,6 +261,8 @@ def test_compare_command_line_writes_the_table(tmp_path):
                     "--resamples", "10", "--out", str(out)])
     table = pd.read_csv(out)
     assert list(table.columns) == comparing.COLUMNS and table.empty  # b diverged: skipped
+    variances = pd.read_csv(tmp_path / "seed_variance.csv")
+    assert list(variances.columns) == comparing.SEED_VARIANCE_COLUMNS
 
 
 PERFECT = ["a man rides a red bike down the hill"] * 55
@@ -271,7 +273,8 @@ POOR = ["a man on a bike"] * 55
 def test_seeds_that_disagree_in_sign_widen_the_interval_across_zero_and_fail_the_check(tmp_path):
     """Seed 1: b far better than a; seed 2: b worse. The sentences are all alike, so resampling
     them alone gives no spread: pooled over seeds (before), delta +x [+x, +x] passed an 'above 0'
-    check. Drawing the seeds too, the interval crosses zero and the check fails."""
+    check. With the seed variance in the interval (t on its df), it crosses zero and the check
+    fails."""
     from softlookup.claims.checks import Evidence, evaluate
     from softlookup.claims.spec import ComparisonCheck
 
@@ -283,7 +286,7 @@ def test_seeds_that_disagree_in_sign_widen_the_interval_across_zero_and_fail_the
                                          ("b", 2): SHORTER}.items():  # fmt: skip
         write_run(runs / f"{variant}-s{seed}", "ok", variant=variant, seed=seed,
                   hypotheses=hypotheses)  # fmt: skip
-    table = comparing.compare([("b_vs_a", "a", "b", "t")], runs, ["a-s1", "a-s2", "b-s1", "b-s2"],
+    table, _ = comparing.compare([("b_vs_a", "a", "b", "t")], runs, ["a-s1", "a-s2", "b-s1", "b-s2"],
                               tmp_path / "data", "de", "en", edges=[0, 10, 20],
                               min_bucket_sentences=20, resamples=400, seed=0)  # fmt: skip
     row = table.set_index(["bucket", "metric"]).loc[("all", "bleu")]
@@ -292,6 +295,8 @@ def test_seeds_that_disagree_in_sign_widen_the_interval_across_zero_and_fail_the
     assert row.delta == pytest.approx((per_seed["1"] + per_seed["2"]) / 2) and row.delta > 0
     assert row.ci_low < 0 < row.ci_high and row.p_value > 0.05
     assert row.ci_high - row.ci_low > per_seed["1"] - per_seed["2"]  # both seeds inside
+    assert row.se_sentence == 0 and row.se == pytest.approx(row.se_seed) and row.seed_df == 2
+    assert row.df == pytest.approx(2) and "pooled over family gru, 3 epochs" in row.method
     path = tmp_path / "comparisons.csv"
     table.to_csv(path, index=False)
     check = ComparisonCheck(label="b above a", op="above", expected=0.0, comparison="b_vs_a")
@@ -307,7 +312,7 @@ def test_what_a_system_generates_is_compared_too(tmp_path):
     runs = tmp_path / "runs"
     write_run(runs / "a-s1", "ok", variant="a", hypotheses=[""] * 30 + SHORTER[:25])
     write_run(runs / "b-s1", "ok", variant="b", hypotheses=PERFECT)
-    table = comparing.compare([("b_vs_a", "a", "b", "t")], runs, ["a-s1", "b-s1"],
+    table, _ = comparing.compare([("b_vs_a", "a", "b", "t")], runs, ["a-s1", "b-s1"],
                               tmp_path / "data", "de", "en", edges=[0, 10, 20],
                               min_bucket_sentences=20, resamples=100, seed=0)  # fmt: skip
     rows = table[table.bucket == "all"].set_index("metric")

@@ -167,11 +167,12 @@ rule compare:
         texts=sorted({f"{DATA_DIR}/{test_set}.{lang}" for *_, test_set in COMPARISONS
                       for lang in (SRC, TGT)}),
     output:
-        report(
+        comparisons=report(
             "results/tables/comparisons.csv",
             caption="../report/comparisons.rst",
             category="Tables",
         ),
+        seed_variance="results/tables/seed_variance.csv",
     log:
         "results/logs/compare.log",
     benchmark:
@@ -187,4 +188,5 @@ rule compare:
         "{PYTHON}.evaluate.compare --runs-dir results/runs --runs {params.runs:q} {params.pairs:q}"
         " --data-dir {params.data_dir:q} --src {SRC:q} --tgt {TGT:q}"
         " --bucket-edges {params.edges:q} --min-bucket-sentences {params.min_sentences:q}"
-        " --resamples {params.resamples:q} --out {output:q} > {log:q} 2>&1"
+        " --resamples {params.resamples:q} --out {output.comparisons:q}"
+        " --seed-variance-out {output.seed_variance:q} > {log:q} 2>&1"

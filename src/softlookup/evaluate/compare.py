@@ -1,38 +1,48 @@
-"""Paired comparisons of two variants on the same test sentences -> results/tables/comparisons.csv.
+"""Paired comparisons of two variants on the same test sentences -> results/tables/comparisons.csv,
+and the seed variance they rest on -> results/tables/seed_variance.csv.
 
     python -m softlookup.evaluate.compare --runs-dir results/runs --runs a-s1 a-s2 b-s1 b-s2
         --pair dot_vs_additive gru_dot gru_additive test_2016_flickr [--pair ...]
         --data-dir DIR --tgt en --src de --bucket-edges 0 10 20 --out comparisons.csv
+        --seed-variance-out seed_variance.csv
 
-A two-level paired bootstrap (seeds, then sentences; Koehn 2004 for the sentence level, sacrebleu's
-`paired-bs` with one seed). Each of R draws
-1. resamples the seeds with replacement: a paired comparison (both variants trained with the same
-   seeds) draws the same seeds for both systems, otherwise each system draws from its own;
-2. resamples the test sentences with replacement, the same sentences for every seed and both
-   systems (independently per source-length bucket);
-3. takes, per system, the mean over the drawn seeds of its corpus score on the drawn sentences.
-The row's `delta` is B - A of the means over seeds on the whole set; `se` is the standard
-deviation of the R drawn deltas (`se_a`, `se_b`: of each system's drawn mean), so seed variance is
-in it; the 95% interval is delta +- 1.96 se and the two-sided p-value 2 Phi(-|delta| / se). One
-normal rule for the interval, the p-value and any other threshold (the ledger tests margins and
-adjusts families of tests with Holm's method on these same numbers), rather than percentiles of
-the draws: with two or three seeds the draws are a mixture of a few bumps (one per combination of
-drawn seeds), whose percentiles are ragged.
-What two seeds give: the seed level has three outcomes (seed 1 twice, seed 2 twice, one of each),
-so the draws spread at least from one seed's delta to the other's, and a difference whose seeds
-disagree in sign gets an interval across zero. It does not make the interval conservative about
-seeds: the spread of two seeds is an estimate with one degree of freedom, and resampling them
-(divisor 2) halves the unbiased estimate of the seed variance. More seeds tighten both.
+A row's statistic is `delta` = B - A of the means over seeds of each system's corpus score on the
+whole test set (or bucket); `mean_a`, `mean_b` are those means. Its standard error has two
+independent parts (the arithmetic is softlookup.evaluate.paired's):
+1. Seed (`se_seed`, on `seed_df` degrees of freedom): the variance of one run's score across seeds,
+   pooled over a family of runs (one-way random effects: each variant's sample variance over its
+   seeds, weighted by seeds - 1; `seed_df` = the sum of seeds - 1 over the family's variants),
+   times 1/n_a + 1/n_b. A family is the runs of one architecture (config.json model.arch) and one
+   training budget (train.epochs), on one test set, bucket, metric and budget point (`epoch`); the
+   variants pooled are those the family's comparisons name; a comparison of two families pools
+   the variants of all comparisons across those two. Bartlett's test of equal variances guards the
+   pooling: where it rejects at 5%, each comparison of the cell falls back to its own seeds (the
+   per-seed deltas' variance / n on n - 1 df; Welch's when its systems' seeds differ). With no
+   variant of two seeds there is no seed variance: `se_seed` is empty, `seed_df` 0.
+2. Sentences (`se_sentence`): a paired bootstrap of the test sentences (Koehn 2004; sacrebleu's
+   `paired-bs`): R draws, the same resampled sentences for every seed and both systems,
+   independently per source-length bucket, each run's corpus score recomputed from sacrebleu's
+   per-sentence sufficient statistics. Its variance is that of the drawn B - A of the seed means
+   less the share of it that each seed has alone (the mean over seeds of a run's own draw
+   variance, less the variance of the drawn seed mean, over n - 1): that sentence-by-seed noise
+   already moves the seeds' whole-set scores, so it is in the seed variance once.
+`se` = sqrt(se_seed^2 + se_sentence^2) on `df` Welch-Satterthwaite degrees of freedom (the
+sentence part counts as known, df inf; without a seed variance df is inf); the 95% interval is
+delta +- t(0.975, df) se and `p_value` the two-sided t p-value, both from
+softlookup.evaluate.intervals, the one t rule every interval of the project reads. `se_a`, `df_a`
+(`se_b`, `df_b`) are each system's own, built the same way (pooled seed variance / n plus its
+seed mean's sentence variance). `method` names the seed rule the row took.
 
 `seed_deltas` holds each seed's own B - A on the whole set as a JSON object {"<seed>": delta}
-(paired comparisons only; "{}" otherwise): `json.loads(row.seed_deltas)` in a pandas reader.
-Measures: corpus BLEU and chrF (sacrebleu's own per-sentence sufficient statistics, so R = 1000 is
-fast); `length_ratio`, hypothesis / reference length in BLEU's tokens (its brevity ratio); and
-`empty_share`, the share of empty hypotheses. BLEU is compared on the whole test set and per
-source-length bucket, the others on the whole set. Rows of metric `bleu_share` (bucket: a longer
-bucket) compare the share of its shortest-bucket BLEU each system keeps on that bucket (the D1
-length claim): per seed and draw, BLEU of the bucket / BLEU of the shortest bucket, on the same
-drawn seeds.
+(paired comparisons, both systems trained with the same seeds; "{}" otherwise):
+`json.loads(row.seed_deltas)` in a pandas reader. Measures: corpus BLEU and chrF; `length_ratio`,
+hypothesis / reference length in BLEU's tokens (its brevity ratio); and `empty_share`, the share of
+empty hypotheses. BLEU is compared on the whole test set and per source-length bucket, the others
+on the whole set. Rows of metric `bleu_share` (bucket: a longer bucket) compare the share of its
+shortest-bucket BLEU each system keeps on that bucket (the D1 length claim): per seed and draw,
+BLEU of the bucket / BLEU of the shortest bucket, pooled and bootstrapped as the other metrics.
+seed_variance.csv lists, per family and cell, each variant's seeds and seed SD beside the pooled SD,
+its df and Bartlett's statistic and p: the pooling's assumption, shown.
 
 Every pair is compared at every training-budget point its runs kept (column `epoch`: k, the
 weights after k epochs, see softlookup.train; "final", the runs' models).
@@ -43,18 +53,18 @@ and the log says so.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF
 
 from ..rundir import read_meta, read_run_config, run_status
+from . import intervals
+from .paired import SeedScores, family_rows, seed_scores
 from .score import ALL, FINAL, bucket_order, buckets_of
 
 COLUMNS = [
@@ -72,107 +82,46 @@ COLUMNS = [
     "ci_high",
     "p_value",
     "se",
+    "se_seed",
+    "se_sentence",
+    "df",
+    "seed_df",
     "se_a",
+    "df_a",
     "se_b",
+    "df_b",
     "seed_deltas",
     "seeds",
     "n_sentences",
     "method",
 ]
-Z95 = NormalDist().inv_cdf(0.975)  # 1.96: the 95% interval is delta +- Z95 * se
-
-
-@dataclass(frozen=True)
-class Measure:
-    """A corpus measure from per-sentence sufficient statistics (summing rows = corpus)."""
-
-    sentence_stats: Callable[[list[str], list[str]], np.ndarray]  # hyps, refs -> (N, k)
-    corpus_value: Callable[[np.ndarray], float]  # summed statistics (k,) -> the corpus value
-
-
-def sacrebleu_measure(metric_class) -> Measure:
-    """sacrebleu's own statistics and corpus score (BLEU, chrF)."""
-
-    def stats(hyps: list[str], refs: list[str]) -> np.ndarray:
-        return np.asarray(metric_class()._extract_corpus_statistics(hyps, [refs]), np.float64)
-
-    metric = metric_class()
-    return Measure(stats, lambda summed: metric._compute_score_from_stats(summed.tolist()).score)
-
-
-def length_stats(hyps: list[str], refs: list[str]) -> np.ndarray:
-    """(N, 2): hypothesis and reference length in BLEU's tokens (its first two statistics)."""
-    return sacrebleu_measure(BLEU).sentence_stats(hyps, refs)[:, :2]
-
-
-def empty_stats(hyps: list[str], refs: list[str]) -> np.ndarray:
-    """(N, 2): 1 for an empty hypothesis, and 1 per sentence."""
-    return np.array([[float(not hyp.strip()), 1.0] for hyp in hyps]).reshape(-1, 2)
-
-
-def share(summed: np.ndarray) -> float:
-    return float(summed[0] / summed[1]) if summed[1] > 0 else float("nan")
-
-
-MEASURES = {
-    "bleu": sacrebleu_measure(BLEU),
-    "chrf": sacrebleu_measure(CHRF),
-    "length_ratio": Measure(length_stats, share),
-    "empty_share": Measure(empty_stats, share),
-}
-PER_BUCKET = {"bleu"}  # as in scores.csv: the other measures on whole test sets only
-
-
-@dataclass(frozen=True)
-class SeedScores:
-    """One system's score per seed: on the whole set (S,) and in each sentence draw (S, R)."""
-
-    observed: np.ndarray
-    drawn: np.ndarray
-
-
-def draw_counts(n: int, resamples: int, seed: int) -> np.ndarray:
-    """(R, n): how often each sentence is drawn in each bootstrap sample."""
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, n, size=(resamples, n))
-    counts = np.zeros((resamples, n), dtype=np.float64)
-    np.add.at(counts, (np.arange(resamples)[:, None], picks), 1.0)
-    return counts
-
-
-def draw_seeds(seeds_a: int, seeds_b: int, paired: bool, resamples: int,
-               seed: int | np.random.SeedSequence):  # fmt: skip
-    """(R, S_a) and (R, S_b): which seeds (indices) each draw takes, with replacement; a paired
-    comparison draws the same seeds for both systems."""
-    rng = np.random.default_rng(seed)
-    picks_a = rng.integers(0, seeds_a, size=(resamples, seeds_a))
-    return picks_a, picks_a if paired else rng.integers(0, seeds_b, size=(resamples, seeds_b))
-
-
-def seed_scores(measure: Measure, systems: list[list[str]], refs: list[str],
-                counts: np.ndarray) -> SeedScores:  # fmt: skip
-    """Each seed's score: systems holds one list of hypotheses per seed, aligned with refs;
-    counts (R, N) from draw_counts."""
-    stats = [measure.sentence_stats(hyps, refs) for hyps in systems]
-    observed = [measure.corpus_value(s.sum(0)) for s in stats]
-    drawn = [[measure.corpus_value(row) for row in counts @ s] for s in stats]
-    return SeedScores(np.asarray(observed, np.float64), np.asarray(drawn, np.float64))
-
-
-def seed_mean(scores: SeedScores, picks: np.ndarray) -> np.ndarray:
-    """(R,): in each draw, the mean over the drawn seeds of the drawn score."""
-    return np.take_along_axis(scores.drawn, picks.T, axis=0).mean(axis=0)
-
-
-def spread(drawn: np.ndarray) -> float:
-    finite = drawn[np.isfinite(drawn)]
-    return float(np.std(finite, ddof=1)) if len(finite) > 1 else float("nan")
+SEED_VARIANCE_COLUMNS = [
+    "family",
+    "variant",
+    "test_set",
+    "epoch",
+    "bucket",
+    "metric",
+    "seeds",
+    "seed_sd",
+    "pooled_sd",
+    "pooled_df",
+    "bartlett_statistic",
+    "bartlett_p",
+    "pooled",
+]
+# The normal rule (df inf) under the names the ledger and the report import.
+Z95 = intervals.critical(math.inf)
 
 
 def doubled_tail(z: float) -> float:
-    """2 Phi(-z), from erfc: 1 + erf(-z) in NormalDist().cdf cancels to 0 beyond z ~ 8.3, which
-    printed a clear difference's p as 0."""
-    return math.erfc(z / math.sqrt(2))
+    """2 Phi(-z): intervals.doubled_tail with df inf."""
+    return intervals.doubled_tail(z, math.inf)
+
+
+def two_sided_p(delta: float, se: float) -> float:
+    """2 Phi(-|delta| / se): intervals.two_sided_p with df inf."""
+    return intervals.two_sided_p(delta, se, math.inf)
 
 
 def p_text(p_value: float) -> str:
@@ -187,39 +136,56 @@ def stated_p(p_value: float) -> str:
     return f"p {cell}" if cell.startswith("<") else f"p = {cell}"
 
 
-def two_sided_p(delta: float, se: float) -> float:
-    """2 Phi(-|delta| / se); a difference of exactly 0 with no spread has p = 1."""
-    if not (np.isfinite(delta) and np.isfinite(se)):
-        return float("nan")
-    if se == 0:
-        return 1.0 if delta == 0 else 0.0
-    return doubled_tail(abs(delta) / se)
+@dataclass(frozen=True)
+class Measure:
+    """A corpus measure from per-sentence sufficient statistics (summing rows = corpus)."""
+
+    sentence_stats: Callable[[list[str], list[str]], np.ndarray]  # hyps, refs -> (N, k)
+    corpus_values: Callable[[np.ndarray], np.ndarray]  # summed statistics (M, k) -> values (M,)
 
 
-def summarise(a: SeedScores, b: SeedScores, picks: tuple[np.ndarray, np.ndarray],
-              seed_labels: list[int] | None) -> dict:  # fmt: skip
-    """The row's statistics: means over seeds, delta = B - A, its standard error over the
-    two-level draws, 95% interval and p-value, each system's standard error, and the per-seed
-    deltas of a paired comparison (seed_labels: its seeds, in order; None when unpaired)."""
-    mean_a, mean_b = float(a.observed.mean()), float(b.observed.mean())
-    drawn_a, drawn_b = seed_mean(a, picks[0]), seed_mean(b, picks[1])
-    delta, se = mean_b - mean_a, spread(drawn_b - drawn_a)
-    per_seed = {} if seed_labels is None else {
-        str(label): round(float(db - da), 6)
-        for label, da, db in zip(seed_labels, a.observed, b.observed)
-    }  # fmt: skip
-    return {
-        "mean_a": mean_a,
-        "mean_b": mean_b,
-        "delta": delta,
-        "ci_low": delta - Z95 * se,
-        "ci_high": delta + Z95 * se,
-        "p_value": two_sided_p(delta, se),
-        "se": se,
-        "se_a": spread(drawn_a),
-        "se_b": spread(drawn_b),
-        "seed_deltas": json.dumps(per_seed),
-    }
+def sacrebleu_measure(metric_class) -> Measure:
+    """sacrebleu's own statistics and corpus score (BLEU, chrF)."""
+
+    def stats(hyps: list[str], refs: list[str]) -> np.ndarray:
+        return np.asarray(metric_class()._extract_corpus_statistics(hyps, [refs]), np.float64)
+
+    metric = metric_class()
+    return Measure(stats, lambda summed: np.array(
+        [metric._compute_score_from_stats(row.tolist()).score for row in summed]))  # fmt: skip
+
+
+def length_stats(hyps: list[str], refs: list[str]) -> np.ndarray:
+    """(N, 2): hypothesis and reference length in BLEU's tokens (its first two statistics)."""
+    return sacrebleu_measure(BLEU).sentence_stats(hyps, refs)[:, :2]
+
+
+def empty_stats(hyps: list[str], refs: list[str]) -> np.ndarray:
+    """(N, 2): 1 for an empty hypothesis, and 1 per sentence."""
+    return np.array([[float(not hyp.strip()), 1.0] for hyp in hyps]).reshape(-1, 2)
+
+
+def share(summed: np.ndarray) -> np.ndarray:
+    """(M,): first statistic / second, NaN where the second is 0."""
+    return ratio(summed[:, 0], summed[:, 1])
+
+
+MEASURES = {
+    "bleu": sacrebleu_measure(BLEU),
+    "chrf": sacrebleu_measure(CHRF),
+    "length_ratio": Measure(length_stats, share),
+    "empty_share": Measure(empty_stats, share),
+}
+PER_BUCKET = {"bleu"}  # as in scores.csv: the other measures on whole test sets only
+
+
+def draw_counts(n: int, resamples: int, seed: int) -> np.ndarray:
+    """(R, n): how often each sentence is drawn in each bootstrap sample."""
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, n, size=(resamples, n))
+    counts = np.zeros((resamples, n), dtype=np.float64)
+    np.add.at(counts, (np.arange(resamples)[:, None], picks), 1.0)
+    return counts
 
 
 def ratio(numerator, denominator):
@@ -275,49 +241,107 @@ def length_groups(sources: list[str], edges, min_bucket_sentences: int) -> dict[
 
 def kept_share(long: SeedScores, short: SeedScores) -> SeedScores:
     """Per seed and draw: the score on a longer bucket as a share of that on the shortest."""
-    return SeedScores(ratio(long.observed, short.observed), ratio(long.drawn, short.drawn))
+    return SeedScores(long.seeds, ratio(long.observed, short.observed),
+                      ratio(long.drawn, short.drawn))  # fmt: skip
 
 
-def compare_pair(name: str, a: str, b: str, test_set: str, hyps_a, hyps_b, sources, refs, *,
-                 seed_labels: list[int] | None, edges, min_bucket_sentences: int,
-                 resamples: int, seed: int) -> list[dict]:  # fmt: skip
-    """Rows of one comparison at one budget point: every measure of the whole test set, BLEU per
-    source-length bucket, and the share of the shortest bucket's BLEU kept per longer bucket.
-    hyps_a, hyps_b: one list of hypotheses per seed; seed_labels: the seeds of a paired
-    comparison, in that order (None: the systems' seeds differ, drawn independently)."""
+def family_of(run_dir: Path) -> str:
+    """A run's family: its architecture and training budget (config.json model.arch and
+    train.epochs), e.g. 'gru, 10 epochs'."""
+    config = read_run_config(run_dir)
+    return f"{config['model']['arch']}, {config['train']['epochs']} epochs"
+
+
+@dataclass(frozen=True)
+class TestSet:
+    """A test set's references, source-length groups and each group's sentence draws."""
+
+    refs: list[str]
+    groups: dict[str, np.ndarray]  # bucket -> sentence indices
+    counts: dict[str, np.ndarray]  # bucket -> (R, n) draw counts, independent per bucket
+
+
+def read_test_set(data_dir: Path, test_set: str, src: str, tgt: str, *, edges,
+                  min_bucket_sentences: int, resamples: int, seed: int) -> TestSet:  # fmt: skip
+    sources = (data_dir / f"{test_set}.{src}").read_text(encoding="utf-8").splitlines()
+    refs = (data_dir / f"{test_set}.{tgt}").read_text(encoding="utf-8").splitlines()
     groups = length_groups(sources, edges, min_bucket_sentences)
-    child = np.random.SeedSequence(seed).spawn(1)[0]  # seed draws apart from sentence draws
-    picks = draw_seeds(len(hyps_a), len(hyps_b), seed_labels is not None, resamples, child)
-    method = (
-        f"two-level paired bootstrap, {resamples} draws of the seeds"
-        f" ({'the same for both systems' if seed_labels is not None else 'per system'}) then"
-        " the sentences (of each bucket); statistic: B - A of the mean over seeds;"
-        f" interval: delta +- {Z95:.2f} se"
-    )
-    common = {"comparison": name, "system_a": a, "system_b": b, "test_set": test_set}
-    rows, bleu = [], {}  # bleu: bucket -> (A's, B's) SeedScores
-    for offset, (bucket, members) in enumerate(groups.items()):
-        counts = draw_counts(len(members), resamples, seed + offset)  # independent per bucket
-        picked_refs = [refs[i] for i in members]
+    counts = {bucket: draw_counts(len(members), resamples, seed + offset)
+              for offset, (bucket, members) in enumerate(groups.items())}  # fmt: skip
+    return TestSet(refs, groups, counts)
+
+
+def variant_cells(seeds: list[int], hypotheses: list[list[str]],
+                  test: TestSet) -> dict[tuple[str, str], SeedScores]:  # fmt: skip
+    """A variant's SeedScores per (bucket, metric): every measure of the whole set, BLEU per
+    bucket, and the share of the shortest bucket's BLEU kept per longer bucket. hypotheses: one
+    list per seed, aligned with the references."""
+    cells = {}
+    for bucket, members in test.groups.items():
+        refs = [test.refs[i] for i in members]
         for metric, measure in MEASURES.items():
             if bucket != ALL and metric not in PER_BUCKET:
                 continue
-            sides = [seed_scores(measure, [[h[i] for i in members] for h in hyps], picked_refs,
-                                 counts) for hyps in (hyps_a, hyps_b)]  # fmt: skip
-            if metric == "bleu":
-                bleu[bucket] = sides
-            rows.append({**common, "bucket": bucket, "metric": metric,
-                         **summarise(*sides, picks, seed_labels), "n_sentences": len(members),
-                         "method": method})  # fmt: skip
-    # length retention (D1): BLEU of each longer bucket as a share of the shortest bucket's
-    buckets = [label for label in groups if label != ALL]
+            stats = [measure.sentence_stats([h[i] for i in members], refs) for h in hypotheses]
+            cells[bucket, metric] = seed_scores(seeds, stats, test.counts[bucket],
+                                                measure.corpus_values)  # fmt: skip
+    buckets = [label for label in test.groups if label != ALL]
     for bucket in buckets[1:]:
-        sides = [kept_share(long, short) for long, short in zip(bleu[bucket], bleu[buckets[0]])]
-        rows.append({**common, "bucket": bucket, "metric": "bleu_share",
-                     **summarise(*sides, picks, seed_labels), "n_sentences": len(groups[bucket]),
-                     "method": f"{method}; share: BLEU of this bucket / BLEU of bucket"
-                               f" {buckets[0]}, per seed and draw"})  # fmt: skip
-    return rows
+        cells[bucket, "bleu_share"] = kept_share(cells[bucket, "bleu"], cells[buckets[0], "bleu"])
+    return cells
+
+
+def sentence_method(resamples: int, bucket: str, metric: str, shortest: str) -> str:
+    share_text = (f"; share: BLEU of this bucket / BLEU of bucket {shortest}, per seed and draw"
+                  if metric == "bleu_share" else "")  # fmt: skip
+    where = "the test set" if bucket == ALL else "the bucket"
+    return (f"; paired sentence bootstrap, {resamples} draws of {where}'s sentences, the same for"
+            f" every run; interval: delta +- t(df) se, df Welch-Satterthwaite{share_text}")
+
+
+def compare_family(pairs: list[tuple[str, str, str]], family: str, test_set: str, point: str,
+                   cells: dict[str, dict], test: TestSet,
+                   resamples: int) -> tuple[list[dict], list[dict]]:  # fmt: skip
+    """Rows of one family's comparisons (name, a, b) at one budget point, and its seed-variance
+    rows; cells: variant -> its variant_cells."""
+    rows, variances = [], []
+    shortest = next(label for label in test.groups if label != ALL) if len(test.groups) > 1 \
+        else ALL  # fmt: skip
+    for bucket, metric in next(iter(cells.values())):
+        scores = {variant: cell[bucket, metric] for variant, cell in cells.items()}
+        stats_rows, pool = family_rows(scores, pairs, family)
+        place = {"test_set": test_set, "epoch": point, "bucket": bucket, "metric": metric}
+        for (_, a, b), row in zip(pairs, stats_rows):
+            rows.append({**row, **place, "system_a": a, "system_b": b,
+                         "n_sentences": len(test.groups[bucket]), "method": row["method"]
+                         + sentence_method(resamples, bucket, metric, shortest)})  # fmt: skip
+        variances += [{"family": family, "variant": variant, **place, "seeds": seeds,
+                       "seed_sd": sd, "pooled_sd": math.sqrt(pool.variance),
+                       "pooled_df": pool.df, "bartlett_statistic": pool.statistic,
+                       "bartlett_p": pool.p_value, "pooled": not pool.rejected}
+                      for variant, (seeds, sd) in pool.sds.items()]  # fmt: skip
+    return rows, variances
+
+
+def family_groups(pairs: list[tuple[str, str, str, str]], runs_dir: Path,
+                  by_variant: dict[str, dict[int, str]]) -> dict[tuple, list]:  # fmt: skip
+    """(test set, family, budget point) -> the comparisons (name, a, b) of that family there; the
+    family of a pair whose systems' families differ is both, joined by ' + '."""
+    families = {v: family_of(runs_dir / next(iter(seeds.values())))
+                for v, seeds in by_variant.items()}  # fmt: skip
+    groups: dict[tuple, list] = {}
+    for name, a, b, test_set in pairs:
+        missing = [v for v in (a, b) if v not in by_variant]
+        if missing:
+            print(f"comparison {name}: skipped, no trained runs of {', '.join(missing)}")
+            continue
+        family = " + ".join(sorted({families[a], families[b]}))
+        points = shared_points(runs_dir, [*by_variant[a].values(), *by_variant[b].values()])
+        for point in points:
+            groups.setdefault((test_set, family, point), []).append((name, a, b))
+        print(f"comparison {name}: {b} vs {a} on {test_set}, family {family},"
+              f" seeds {seeds_text(by_variant[a], by_variant[b])}, points {points}")
+    return groups
 
 
 def compare(
@@ -332,34 +356,42 @@ def compare(
     min_bucket_sentences: int,
     resamples: int,
     seed: int,
-) -> pd.DataFrame:
-    """Every pair at every budget point its runs share (column `epoch`; "final": the models)."""
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every pair at every budget point its runs share (column `epoch`; "final": the models):
+    the comparisons table and the seed-variance table."""
     by_variant = variant_runs(runs_dir, runs)
-    rows = []
-    for name, a, b, test_set in pairs:
-        missing = [v for v in (a, b) if v not in by_variant]
-        if missing:
-            print(f"comparison {name}: skipped, no trained runs of {', '.join(missing)}")
-            continue
-        seeds_a, seeds_b = by_variant[a], by_variant[b]
-        shared = sorted(set(seeds_a) & set(seeds_b))  # pair seed with seed when possible
-        used_a, used_b = (shared, shared) if shared else (sorted(seeds_a), sorted(seeds_b))
-        runs_a, runs_b = [seeds_a[s] for s in used_a], [seeds_b[s] for s in used_b]
-        sources = (data_dir / f"{test_set}.{src}").read_text(encoding="utf-8").splitlines()
-        refs = (data_dir / f"{test_set}.{tgt}").read_text(encoding="utf-8").splitlines()
-        seeds = len(used_a) if shared else f"{len(used_a)}/{len(used_b)}"
-        points = shared_points(runs_dir, runs_a + runs_b)
-        for point in points:
-            pair_rows = compare_pair(
-                name, a, b, test_set,
-                read_hypotheses(runs_dir, runs_a, test_set, tgt, point),
-                read_hypotheses(runs_dir, runs_b, test_set, tgt, point),
-                sources, refs, seed_labels=shared or None, edges=edges,
+    tests, cells, rows, variances = {}, {}, [], []
+    for (test_set, family, point), family_pairs in family_groups(pairs, runs_dir,
+                                                                 by_variant).items():
+        if test_set not in tests:
+            tests[test_set] = read_test_set(
+                data_dir, test_set, src, tgt, edges=edges,
                 min_bucket_sentences=min_bucket_sentences, resamples=resamples, seed=seed,
             )  # fmt: skip
-            rows += [{**row, "epoch": point, "seeds": seeds} for row in pair_rows]
-        print(f"comparison {name}: {b} vs {a} on {test_set}, seeds {seeds}, points {points}")
-    return pd.DataFrame(rows, columns=COLUMNS)
+        named = sorted({v for _, a, b in family_pairs for v in (a, b)})
+        for variant in named:
+            if (variant, test_set, point) not in cells:  # a variant's scores, once per point
+                seeds = sorted(by_variant[variant])
+                hypotheses = read_hypotheses(runs_dir, [by_variant[variant][s] for s in seeds],
+                                             test_set, tgt, point)  # fmt: skip
+                cells[variant, test_set, point] = variant_cells(seeds, hypotheses, tests[test_set])
+        pair_rows, family_variances = compare_family(
+            family_pairs, family, test_set, point,
+            {variant: cells[variant, test_set, point] for variant in named},
+            tests[test_set], resamples,
+        )  # fmt: skip
+        rows += [{**row, "seeds": seeds_text(by_variant[row["system_a"]],
+                                             by_variant[row["system_b"]])}
+                 for row in pair_rows]  # fmt: skip
+        variances += family_variances
+    return (pd.DataFrame(rows, columns=COLUMNS),
+            pd.DataFrame(variances, columns=SEED_VARIANCE_COLUMNS))  # fmt: skip
+
+
+def seeds_text(seeds_a: dict[int, str], seeds_b: dict[int, str]) -> int | str:
+    """The `seeds` column: how many seeds a paired comparison pairs, else 'n_a/n_b'."""
+    shared = set(seeds_a) & set(seeds_b)
+    return len(shared) if shared else f"{len(seeds_a)}/{len(seeds_b)}"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -378,8 +410,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--seed-variance-out", type=Path,
+                        help="the per-family seed-variance table (default: beside --out)")
     args = parser.parse_args(argv)
-    table = compare(
+    table, variances = compare(
         [tuple(pair) for pair in args.pair],
         args.runs_dir,
         args.runs,
@@ -391,9 +425,11 @@ def main(argv: list[str] | None = None) -> None:
         resamples=args.resamples,
         seed=args.seed,
     )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(args.out, index=False)
-    print(f"{len(table)} rows -> {args.out}")
+    variance_out = args.seed_variance_out or args.out.with_name("seed_variance.csv")
+    for path, frame in ((args.out, table), (variance_out, variances)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(path, index=False)
+        print(f"{len(frame)} rows -> {path}")
 
 
 if __name__ == "__main__":

@@ -15,8 +15,15 @@ Exit status of a comparison written earlier (what `make compare` ends with):
 Tolerances, fixed before any comparison is run:
 - claims A-C (worked, statistical and counting probes): exact, to 4 significant digits;
 - BLEU, chrF and paired deltas: "same" within half a printed digit (0.05), else "within
-  tolerance" when the rerun's value lies inside the reference's 95% bootstrap interval;
-  a paired comparison whose interval changes side of zero has "moved" whatever its size;
+  tolerance" when the rerun's value lies inside the reference's seed-aware 95% interval (a rerun
+  on another CPU kind moves a model the way a new seed does): for a paired delta, the
+  reference's own interval (evaluate.compare: seed and sentence components, t on its df); for a
+  run's score, the interval of one run of its variant, the run's value +- t(df_v) sqrt(n_v) se_v
+  (the variant's seed-mean standard error se_v on df_v over n_v seeds, from the reference's
+  comparisons.csv, scaled back to one run). A reference from before seed-aware intervals (no
+  `df` columns) falls back to its ci columns, and the tolerance says so. A paired comparison
+  whose interval changes side of zero has "moved" whatever its size; only a changed claim
+  verdict fails the rerun;
 - timings (claims D6-D8): speed-up ratios within a factor of TIMING_FACTOR, as machines of one
   kind differ in speed up to about 2x; log-log slopes of time against length within
   SLOPE_TOLERANCE (the slope tolerance of config/claims.yaml).
@@ -31,6 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..evaluate import intervals
 from ..evaluate.score import final_point
 
 COLUMNS = ["section", "item", "reference", "current", "status", "tolerance"]
@@ -151,25 +159,52 @@ def matched(ref: pd.DataFrame, cur: pd.DataFrame, column: str):
         yield key, a, b, *values, low, high
 
 
-def compare_scores(ref: pd.DataFrame, cur: pd.DataFrame) -> list[dict]:
+SEED_AWARE = "reference seed-aware 95% interval"
+OLD_INTERVAL = "reference 95% interval (reference predates seed-aware intervals: its ci columns)"
+
+
+def run_half_widths(comparisons: pd.DataFrame | None) -> dict[tuple, float] | None:
+    """(variant, test set, bucket, metric) -> half-width of one run's seed-aware interval,
+    t(df_v) sqrt(n_v) se_v, from a reference's comparisons; None for a reference without them."""
+    if comparisons is None or "df_a" not in comparisons.columns:
+        return None
+    widths = {}
+    for row in comparisons.itertuples():
+        seeds = str(row.seeds).split("/")
+        for side, n in zip("ab", (seeds[0], seeds[-1]), strict=True):
+            se, df = number(getattr(row, f"se_{side}")), number(getattr(row, f"df_{side}"))
+            if math.isfinite(se) and df > 0:
+                key = (getattr(row, f"system_{side}"), row.test_set, row.bucket, row.metric)
+                widths[key] = intervals.critical(df) * math.sqrt(int(n)) * se
+    return widths
+
+
+def compare_scores(ref: pd.DataFrame, cur: pd.DataFrame,
+                   ref_comparisons: pd.DataFrame | None = None) -> list[dict]:  # fmt: skip
+    """BLEU and chrF per run, within the seed-aware interval of one run of its variant (module
+    docstring); a reference without seed-aware intervals: within its own ci columns."""
     keys = ["run", "test_set", "bucket", "metric"]
+    widths = run_half_widths(ref_comparisons)
+    variants = dict(zip(ref.run, ref.variant, strict=True)) if "variant" in ref.columns else {}
     ref = ref[ref.metric.isin(SCORE_METRICS)].set_index(keys)
     cur = cur[cur.metric.isin(SCORE_METRICS)].set_index(keys)
-    return [
-        {
-            "section": key[3],
-            "item": "/".join(map(str, key[:3])),
-            "reference": ref_value,
-            "current": cur_value,
-            "status": judge_number(ref_value, cur_value, low, high),
-            "tolerance": "reference 95% interval",
-        }
-        for key, _, _, ref_value, cur_value, low, high in matched(ref, cur, "value")
-    ]
+    rows = []
+    for key, _, _, ref_value, cur_value, low, high in matched(ref, cur, "value"):
+        tolerance = OLD_INTERVAL
+        if widths is not None:
+            variant = variants.get(key[0], str(key[0]).rsplit("-s", 1)[0])
+            half = widths.get((variant, *key[1:]), math.nan)
+            low, high, tolerance = ref_value - half, ref_value + half, SEED_AWARE
+        rows.append({"section": key[3], "item": "/".join(map(str, key[:3])),
+                     "reference": ref_value, "current": cur_value,
+                     "status": judge_number(ref_value, cur_value, low, high),
+                     "tolerance": tolerance})  # fmt: skip
+    return rows
 
 
 def compare_comparisons(ref: pd.DataFrame, cur: pd.DataFrame) -> list[dict]:
     keys = ["comparison", "test_set", "bucket", "metric"]
+    interval = SEED_AWARE if "df" in ref.columns else OLD_INTERVAL
     rows = []
     for key, a, b, ref_delta, cur_delta, low, high in matched(
         ref.set_index(keys), cur.set_index(keys), "delta"
@@ -184,7 +219,7 @@ def compare_comparisons(ref: pd.DataFrame, cur: pd.DataFrame) -> list[dict]:
                 "reference": ref_delta,
                 "current": cur_delta,
                 "status": status,
-                "tolerance": "reference 95% interval; same side of zero",
+                "tolerance": f"{interval}; same side of zero",
             }
         )
     return rows
@@ -204,9 +239,10 @@ def read_csv(path: Path | None) -> pd.DataFrame | None:
 def compare_builds(ref: dict[str, Path | None], cur: dict[str, Path | None]) -> pd.DataFrame:
     """Every claim verdict, claim measurement, score and paired delta of two builds."""
     rows: list[dict] = []
+    ref_comparisons = read_csv(ref.get("comparisons"))
     for kind, compare in (
         ("claims", compare_claims),
-        ("scores", compare_scores),
+        ("scores", lambda a, b: compare_scores(a, b, ref_comparisons)),
         ("comparisons", compare_comparisons),
     ):
         a, b = read_csv(ref.get(kind)), read_csv(cur.get(kind))
