@@ -509,7 +509,7 @@ def test_the_headline_table_and_the_discussion_read_the_verdicts(tmp_path):
     discussion = files["discussion"]
     assert "6 of the 7 claims reproduced (A1, B1, C1, D1, D4 and D5)" in discussion
     start = discussion.index("D2 (claim D2")
-    failed = discussion[start : discussion.index("\\paragraph", start)]
+    failed = discussion[start : discussion.index(").", start)]
     assert "the value" in failed  # the failed check is named, with its reason
     assert_no_identifiers(failed)
 

@@ -156,6 +156,7 @@ FILTERS = {
     "p_stated": p_stated,
     "figure": figure,
     "emph": emph,
+    "text": latex.escape,  # a symbol or word a template writes as a string ("±")
     "percent": percent,
     "plural": plural,
     "words": words,

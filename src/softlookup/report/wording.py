@@ -30,6 +30,7 @@ FILTERS = {
                                                                                   fmt),
     "p_stated": lambda value: "p = --" if _missing(value) else stated_p(value),
     "emph": str,
+    "text": str,
     "name": str,
     "words": lambda items, conjunction="and", separator=", ": words_list(
         [str(item) for item in items], conjunction, separator),
