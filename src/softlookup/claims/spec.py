@@ -47,6 +47,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from ..probes import PROBES
+
 SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "claims.schema.yaml"
 GROUPS = {"A": "worked arithmetic", "B": "statistical", "C": "counting", "D": "empirical"}
 
@@ -419,16 +421,17 @@ def _defined(config: dict, *keys: str) -> set[str]:
     return set(section) if isinstance(section, dict) else set()
 
 
-def undefined_references(claims: list[Claim], config: dict) -> list[str]:
+def undefined_references(claims: list[Claim], config: dict, probes=PROBES) -> list[str]:
     """One line per name a check uses that `config` does not define: a comparison (a family
-    pattern: no comparison matches it), a test set (data.splits or data.joined_tests) or a probe.
+    pattern: no comparison matches it), a test set (data.splits or data.joined_tests), or a probe
+    the workflow does not run (`probes`: softlookup.probes.PROBES, each configured under
+    config["probes"] or taking no options).
 
     `config` is the merged config before softlookup.config.drop_removed: a name the config
     removes (null) is defined, and its checks stay pending (not_run) in the ledger."""
     comparisons = _defined(config, "comparisons")
     test_sets = (_defined(config, "data", "splits") | _defined(config, "data", "joined_tests")) - {
         "train", "valid"}  # fmt: skip
-    probes = _defined(config, "probes") - {"seed"}
     lines = []
     for claim in claims:
         for number, check in enumerate(claim.checks, start=1):

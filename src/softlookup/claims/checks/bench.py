@@ -26,25 +26,10 @@ def evaluate_bench(check: NumericCheck, evidence: Evidence) -> Outcome:
     absent = [c for c in filter(None, (check.column, check.over)) if c not in frame.columns]
     if absent:
         return pending("missing_rows", output, missing_columns=absent, **named)
-    numerator = select(frame, check.where)
-    if isinstance(numerator, dict):
-        return pending("missing_rows", output, **numerator, **named)
-    series = numbers(numerator[check.column])
-    if check.over is not None:
-        series = series / numbers(numerator[check.over])
-    if check.ratio_to is not None:
-        denominator = select(frame, {**check.where, **check.ratio_to})
-        if isinstance(denominator, dict):
-            return pending("missing_rows", output, **denominator, **named)
-        if check.per_setting == "min":
-            numerator = smallest_per_setting(numerator, check.join, check.column)
-        joined = numerator.merge(denominator, on=list(check.join), suffixes=("", "_denominator"))
-        series = numbers(joined[check.column]) / numbers(joined[f"{check.column}_denominator"])
-        numerator = joined
-    series = series.dropna()
-    if series.empty:
-        return pending("missing_rows", output, missing_row=dict(check.where), **named)
-    rows = numerator.loc[series.index]
+    selected = selection(check, frame)
+    if isinstance(selected, dict):
+        return pending("missing_rows", output, **selected, **named)
+    rows, series = selected
     device = path.stem[len(check.name) + 1 :]  # <name>_<device>.csv
     named["device"] = device
     if check.aggregate in ("at_largest", "crossing", "loglog_slope"):
@@ -68,6 +53,30 @@ def evaluate_bench(check: NumericCheck, evidence: Evidence) -> Outcome:
                       else getattr(series, check.aggregate)())  # fmt: skip
         outcome = judge_number(check, value, output, **named)
     return needs_device(check, outcome, {device})
+
+
+def selection(check: NumericCheck, frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series] | dict:
+    """(rows, their numbers): the column (over another, or divided by the `ratio_to` rows), or
+    the facts of why no row is selected."""
+    numerator = select(frame, check.where)
+    if isinstance(numerator, dict):
+        return numerator
+    series = numbers(numerator[check.column])
+    if check.over is not None:
+        series = series / numbers(numerator[check.over])
+    if check.ratio_to is not None:
+        denominator = select(frame, {**check.where, **check.ratio_to})
+        if isinstance(denominator, dict):
+            return denominator
+        if check.per_setting == "min":
+            numerator = smallest_per_setting(numerator, check.join, check.column)
+        joined = numerator.merge(denominator, on=list(check.join), suffixes=("", "_denominator"))
+        series = numbers(joined[check.column]) / numbers(joined[f"{check.column}_denominator"])
+        numerator = joined
+    series = series.dropna()
+    if series.empty:
+        return {"missing_row": dict(check.where)}
+    return numerator.loc[series.index], series
 
 
 def _pairs(points: pd.Series) -> list[list[float]]:
