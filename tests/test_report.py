@@ -13,7 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from softlookup.report import build, families, labels, latex, render
+from softlookup.claims.checks import REASONS, STATUSES
+from softlookup.claims.verdicts import VERDICTS
+from softlookup.report import build, families, labels, latex, render, wording
 from softlookup.report.facts import claims as claim_facts
 from softlookup.report.facts import sweeps
 from softlookup.report.figures import alignment, cost, probes, scores, style, training
@@ -185,14 +187,22 @@ def make_results(
     pd.DataFrame(claims).to_csv(results / "claims" / "claims.csv", index=False)
     checks = [
         {
-            "id": c["id"],
-            "check": "value",
-            "expected": "0.5",
-            "measured": "0.75",
+            "claim_id": c["id"],
+            "check": 1,
+            "label": "the value",
+            "op": "above",
+            "expected": 0.5,
+            "fmt": ".2f",
             "status": "pass",
+            "reason": "beyond_threshold",
+            "value": 0.75,
+            "value_text": "0.75",
+            "ci_low": 0.7,
+            "ci_high": 0.8,
             "output": "results/probes/x.csv",
             "headline": True,
             "p_adjusted": float("nan"),
+            "facts": "{}",
         }
         for c in claims
     ]
@@ -246,6 +256,14 @@ def text_of(files: dict[str, str]) -> str:
 def assert_no_placeholders(text: str) -> None:
     for bad in ("not measured", "??", "nan", "None", "n/a"):
         assert bad not in text, bad
+
+
+IDENTIFIER = re.compile(r"\\?_|-s\d\b|Rule ")  # run ids, comparison names, labels, captions
+
+
+def assert_no_identifiers(text: str) -> None:
+    found = IDENTIFIER.search(text)
+    assert found is None, f"identifier {found and found[0]!r} in {text!r}"
 
 
 BASE = {"gru_none": 10.0, "gru_additive": 20.0, "gru_dot": 21.0, "transformer": 25.0}
@@ -399,36 +417,40 @@ def test_padding_weight_names_only_the_runs_where_it_is_not_zero(tmp_path):
     assert "GRU, dot" not in text  # the masked runs are counted, not listed
 
 
-@pytest.mark.parametrize(
-    "verdict, sentence",
-    [
-        (
-            "reproduced",
-            "The ledger judges claim D5 (claim D5 in a few words) \\emph{reproduced}: 1"
-            " of 1 checks pass.",
-        ),
-        (
-            "partly",
-            "Claim D5 (claim D5 in a few words) is only \\emph{partly} reproduced: 1 of 1"
-            " checks pass; value fails.",
-        ),
-        (
-            "not reproduced",
-            "Claim D5 (claim D5 in a few words) is \\emph{not reproduced}: none of"
-            " its 1 checks passes (value fails).",
-        ),
-        ("pending", "Claim D5 (claim D5 in a few words) is pending in this build."),
-    ],
-)
-def test_the_verdict_chooses_the_sentence(tmp_path, verdict, sentence):
-    results = make_results(tmp_path, BASE, verdicts={"D5": verdict})
-    checks = pd.read_csv(results / "claims" / "checks.csv")
-    checks.loc[checks["id"] == "D5", "status"] = "fail" if verdict != "reproduced" else "pass"
+# a check's outcome for each verdict of a one-check claim (status, reason)
+OUTCOME_OF = {
+    "reproduced": ("pass", "beyond_threshold"),
+    "partly": ("fail", "wrong_side"),
+    "not reproduced": ("fail", "wrong_side"),
+    "inconclusive": ("inconclusive", "interval_straddles"),
+    "pending": ("pending", "not_run"),
+}
+
+
+def set_claim(results: Path, claim: str, verdict: str, status: str, reason: str, **check):
+    """Give a claim of make_results' ledger a verdict and its one check a status and reason."""
+    checks = pd.read_csv(results / "claims" / "checks.csv", dtype=str)
+    at = checks["claim_id"] == claim
+    checks.loc[at, "status"], checks.loc[at, "reason"] = status, reason
+    for column, value in check.items():
+        checks.loc[at, column] = value
     checks.to_csv(results / "claims" / "checks.csv", index=False)
     claims = pd.read_csv(results / "claims" / "claims.csv")
-    claims.loc[claims["id"] == "D5", "reason"] = "" if verdict == "pending" else "1 of 1 checks"
+    claims.loc[claims["id"] == claim, ["verdict", "reason"]] = [verdict, reason]
     claims.to_csv(results / "claims" / "claims.csv", index=False)
-    assert sentence in generate(results)["heads"]
+
+
+def test_each_verdict_has_its_own_sentence_without_identifiers(tmp_path):
+    """Whatever the wording, each verdict gets a sentence of its own naming the claim."""
+    said = {}
+    for verdict, (status, reason) in OUTCOME_OF.items():
+        results = make_results(tmp_path / verdict.replace(" ", "_"), BASE)
+        set_claim(results, "D5", verdict, status, reason)
+        heads = generate(results)["heads"]
+        sentence = next(line for line in heads.split(". ") if "Claim D5" in line)
+        assert_no_identifiers(sentence)
+        said[verdict] = sentence
+    assert len(set(said.values())) == len(OUTCOME_OF)
 
 
 def test_missing_evidence_reads_as_pending(tmp_path):
@@ -458,85 +480,78 @@ def test_a_diverged_run_is_said_in_words(tmp_path):
     assert said in files["threats"]
 
 
-def test_a_pending_claim_says_what_is_missing(tmp_path):
-    results = make_results(tmp_path, BASE, verdicts={"D1": "pending"})
-    claims = pd.read_csv(results / "claims" / "claims.csv")
-    claims.loc[claims["id"] == "D1", "reason"] = (
-        "nothing measured yet: not measured in this configuration: no comparison d1 in"
-        " results/tables/comparisons.csv"
-    )
-    claims.to_csv(results / "claims" / "claims.csv", index=False)
+def test_a_pending_claim_says_why_once(tmp_path):
+    results = make_results(tmp_path, BASE)
+    set_claim(results, "D1", "pending", "pending", "not_run", value="", ci_low="", ci_high="")
     files = generate(results)
-    assert (
-        "Claim D1 (claim D1 in a few words) is pending in this build: no comparison d1"
-        in (files["length"])
-    )
-    assert_no_placeholders(files["length"])
-    # said once, in the discussion, not again among the threats
-    assert "D1 (claim D1 in a few words) is pending: no comparison d1" in files["discussion"]
-    assert "pending" not in files["threats"].lower()
+    length = files["length"]
+    sentence = next(line for line in length.split(". ") if "Claim D1" in line)
+    assert "pending" in sentence and "the value" in sentence  # the verdict and the check
+    assert_no_placeholders(length)
+    assert_no_identifiers(sentence)
+    assert "Claim D1 (claim D1 in a few words)" in files["discussion"]  # said in the discussion
+    assert "pending" not in files["threats"].lower()  # and not again among the threats
 
 
 def test_the_headline_table_and_the_discussion_read_the_verdicts(tmp_path):
-    results = make_results(tmp_path, BASE, verdicts={"D2": "partly"})
-    checks = pd.read_csv(results / "claims" / "checks.csv", dtype=str)
-    checks["op"], checks["allowed"] = "above", ""
-    checks.loc[checks["id"] == "D2", ["status", "detail", "measured", "p_adjusted", "op",
-                                      "allowed"]] = [
-        "fail",
-        "expected the interval inside +-1",
-        "d2 bleu: delta -4.34 [-5.14, -3.60], p = 0.169",
-        "0.003",
-        "equivalent",
-        "1.0",
-    ]  # fmt: skip
-    checks.to_csv(results / "claims" / "checks.csv", index=False)
+    results = make_results(tmp_path, BASE)
+    set_claim(results, "D2", "partly", "fail", "equivalence_failed", op="equivalent", allowed="1.0",
+              p_adjusted="0.003", value="-4.34", ci_low="-5.14", ci_high="-3.60")  # fmt: skip
     files = generate(results)
     table = files["results"][: files["results"].index(r"\label{tab:headline}")]
     # one row per claim on trained translators: measured, what its check asks, interval, the p
-    # of the headline check as judged (not another p its text quotes), verdict, section
-    row = r"D2 & claim D2 in a few words & 0.75 & within \ensuremath{\pm} 1.0 & [0.70, 0.80] & "
+    # of the headline check as judged, verdict, section
+    row = r"D2 & claim D2 in a few words & -4.34 & within \ensuremath{\pm} 1 & [-5.14, -3.60] & "
     assert row + r"0.003 & \textit{partly} & \ref{sec:scores}" in table
-    row = r"D4 & claim D4 in a few words & 0.75 & \textgreater{} 0.5 & [0.70, 0.80] & -- & "
+    row = r"D4 & claim D4 in a few words & 0.75 & \textgreater{} 0.50 & [0.70, 0.80] & -- & "
     assert row in table
     assert "D4 &" in table and "D5 &" in table and "A1 &" not in table and "C1 &" not in table
     discussion = files["discussion"]
     assert "6 of the 7 claims reproduced (A1, B1, C1, D1, D4 and D5)" in discussion
-    assert (
-        "D2 (claim D2 in a few words) held only in part: value failed (expected the interval"
-        in (discussion)
-    )
+    start = discussion.index("D2 (claim D2")
+    failed = discussion[start : discussion.index(").", start)]
+    assert "the value" in failed  # the failed check is named, with its reason
+    assert_no_identifiers(failed)
 
 
 def test_a_claim_judged_in_another_section_is_not_repeated_in_the_probes(tmp_path):
     """B5's verdict sentence stands in the attention section; the probes' paragraph counts it
     and points there instead of printing it a second time."""
     results = make_results(tmp_path, BASE, verdicts={"B1": "partly"})
-    for name in ("claims", "checks"):
+    set_claim(results, "B1", "partly", "fail", "wrong_side")
+    for name, key in (("claims", "id"), ("checks", "claim_id")):
         table = pd.read_csv(results / "claims" / f"{name}.csv", dtype=str)
-        b5 = table[table["id"] == "B1"].assign(id="B5")
+        b5 = table[table[key] == "B1"].assign(**{key: "B5"})
         if "short" in b5:
             b5["short"] = "claim B5 in a few words"
         pd.concat([table, b5]).to_csv(results / "claims" / f"{name}.csv", index=False)
     files = generate(results)
     assert "Of the 2 statistical claims (B1--B5), 2 partly." in files["probes"]
-    assert "Claim B1 (claim B1 in a few words) is only \\emph{partly}" in files["probes"]
+    assert "Claim B1 (claim B1 in a few words)" in files["probes"]
     assert "Claim B5 is judged in Section~\\ref{sec:attention}." in files["probes"]
     assert "Claim B5 (claim B5" not in files["probes"]
-    assert "Claim B5 (claim B5 in a few words) is only \\emph{partly}" in files["attention"]
+    assert "Claim B5 (claim B5 in a few words)" in files["attention"]
 
 
 def test_claims_ledger_macros_and_checks(tmp_path):
-    files = generate(make_results(tmp_path, BASE, verdicts={"D4": "not reproduced"}))
-    assert r"0.75 [0.7, 0.8] & \raggedright \textbf{not reproduced}" in files["ledger"]
+    results = make_results(tmp_path, BASE)
+    set_claim(results, "D4", "not reproduced", "fail", "wrong_side")
+    set_claim(results, "D5", "inconclusive", "inconclusive", "floor",
+              facts=json.dumps({"floor": {"metric": "bleu", "bucket": "shortest", "below": 5},
+                                "below_floor": {"gru_none": 2.7}}))  # fmt: skip
+    files = generate(results)
+    assert r"0.75 [0.70, 0.80] & \raggedright \textbf{not reproduced}" in files["ledger"]
+    assert r"\textit{inconclusive}" in files["ledger"]
     assert r"\ref{sec:masking}" in files["ledger"] and r"\ref{app:ledger}" in files["claims"]
-    assert (
-        "In this build 6 of the 7 claims are reproduced, 0 partly, 1 not reproduced"
-        in (files["claims"])
-    )
+    counted = re.search(r"In this build (\d+) of the (\d+) claims are reproduced, (\d+) partly,"
+                        r"\s+(\d+) not reproduced,\s+(\d+) inconclusive and (\d+) pending",
+                        files["claims"])  # fmt: skip
+    assert counted and list(map(int, counted.groups())) == [5, 7, 0, 1, 1, 0]
+    assert_no_identifiers(files["checks"][files["checks"].index("endhead"):])
     assert r"\newcommand{\ClaimVerdictDFour}{not reproduced}" in files["macros"]
     assert r"\newcommand{\ClaimsNotReproduced}{1}" in files["macros"]
-    assert "tab:checks" in files["checks"] and r"x.\allowbreak{}csv" in files["checks"]
+    assert r"\newcommand{\ClaimsInconclusive}{1}" in files["macros"]
+    assert "tab:checks" in files["checks"]
     (tmp_path / "none" / "results").mkdir(parents=True)
     missing = generate(tmp_path / "none" / "results")  # no ledger at all
     assert "was not written in this build" in missing["claims"]
@@ -1058,3 +1073,58 @@ def test_cost_says_d6s_ratio_at_the_longest_length_and_the_crossing(tmp_path):
         " the Transformer's step is the faster one at every length timed from 256 to 512 tokens"
     ) in text
     assert "CPU rows" not in text
+
+
+def wording_check(status: str, reason: str, op: str = "above") -> claim_facts.Check:
+    """A check whose label, facts and systems are all identifiers the wording must not print."""
+    facts = {"comparison": "d1_additive_vs_none", "system_a": "gru_none-s1",
+             "system_b": "gru_additive-s1", "test_set": "test_long", "needed": 3,
+             "floor": {"metric": "bleu", "bucket": "shortest", "below": 5},
+             "below_floor": {"gru_none-s1": 2.7}}  # fmt: skip
+    return claim_facts.Check(
+        check=2, label="d_k_sweep[dims=4]", status=status, reason=reason, op=op, fmt=".2f",
+        expected=0.5, allowed=1.0, value=0.4, ci_low=0.3, ci_high=0.6, df=4.0, p_value=0.01,
+        p_adjusted=0.2, family_size=3, deviation=0.1, facts=facts,
+    )  # fmt: skip
+
+
+def latex_of(macro: str, **values) -> str:
+    env = render.environment(render.TEMPLATES)
+    names = ", ".join(values)
+    source = f'\\BLOCK{{from "_wording.tex" import {macro}}}\\VAR{{{macro}({names})}}'
+    return env.from_string(source).render(**values)
+
+
+@pytest.mark.parametrize("reason", sorted(REASONS))
+def test_every_reason_code_is_worded_without_identifiers(reason):
+    check = wording_check(REASONS[reason], reason)
+    plain, tex = wording.check_text(check), latex_of("check_sentence", check=check)
+    for text in (plain, tex):
+        assert text.strip()
+        assert_no_identifiers(text)
+    assert "\\" not in plain and "{" not in plain  # the plain rendering holds no LaTeX
+
+
+def test_reason_codes_and_statuses_have_wordings_of_their_own():
+    reasons = {latex_of("reason", check=wording_check(REASONS[r], r)) for r in REASONS}
+    statuses = {latex_of("status_word", status=status) for status in STATUSES}
+    asked = {latex_of("asked", check=wording_check("pass", "beyond_threshold", op))
+             for op in ("approx", "above", "below", "equivalent", "non_inferior", "report")}
+    assert len(reasons) == len(REASONS) and "" not in reasons
+    assert len(statuses) == len(STATUSES) and "" not in statuses
+    assert len(asked) == 6
+
+
+def test_every_verdict_is_worded_in_both_renderings_without_identifiers():
+    sentences = set()
+    for verdict in (*VERDICTS, "missing"):
+        status, reason = OUTCOME_OF.get(verdict, ("pending", "not_run"))
+        claim = claim_facts.Claim(id="D1", verdict=verdict, short="attention keeps length",
+                                  checks=[wording_check(status, reason),
+                                          wording_check("pass", "beyond_threshold")])
+        plain, tex = wording.verdict_text(claim), latex_of("verdict_sentence", claim=claim)
+        assert "D1" in plain and "D1" in tex
+        assert_no_identifiers(plain)
+        assert_no_identifiers(tex)
+        sentences.add(plain)
+    assert len(sentences) == len(VERDICTS) + 1

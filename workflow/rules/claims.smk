@@ -11,6 +11,7 @@ rule claims_ledger:
     input:
         claims="config/claims.yaml",
         schema="workflow/schemas/claims.schema.yaml",
+        wording="paper/sections/_wording.tex",  # words checks.csv's and claims.csv's `text`
         probes=PROBE_CSVS,
         scores="results/tables/scores.csv",
         comparisons="results/tables/comparisons.csv",

@@ -8,37 +8,43 @@ python -m softlookup.claims.ledger --claims config/claims.yaml \
 
 Only the files named on the command line are read (the rule's declared inputs). claims.csv has
 one row per claim (COLUMNS, then the environment's columns); checks.csv one row per check
-(CHECK_COLUMNS; a paired check's p_value is that of its null, estimate = threshold, in the
-two-sided form, p_adjusted the same Holm-adjusted over the claim's family_size tests: a pass needs
-p_adjusted < 0.05 and the estimate on the claimed side). No LaTeX here: the report renders both
-tables.
+(CHECK_COLUMNS: numbers and codes: status and reason (claims.checks.REASONS), value, interval,
+df, p_value of the check's null in the two-sided form, p_adjusted the same Holm-adjusted over the
+claim's family_size tests, the facts a sentence needs as JSON; and `text`, the plain-text
+rendering of paper/sections/_wording.tex, which alone words them). claims.csv's verdict and
+reason code follow claims.verdicts. No LaTeX here: the report renders both tables.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
 from ..provenance import config_hash, environment
+from ..report.facts.claims import check_of, claim_of
+from ..report.wording import check_text, verdict_text
 from .checks import Evidence, Outcome, allowed_deviation, evaluate, format_number
 from .multiplicity import adjust
 from .spec import GROUPS, Check, Claim, load_claims
-from .verdicts import headline, measured_full, verdict
+from .verdicts import counts, headline, largest_deviation, verdict
 
 COLUMNS = [
     "id", "group", "short", "source", "expected", "measured", "ci_low", "ci_high", "verdict",
     "reason", "where", "rule", "outputs", "config_hash",
     # after the contract's columns: the rest of the claim, for the report and the appendix
-    "value", "group_name", "claim", "paper", "cite", "expected_detail", "tolerance", "note",
-    "checks_decisive", "checks_passed", "checks_pending", "measured_detail",
+    "value", "text", "group_name", "claim", "paper", "cite", "expected_detail", "tolerance",
+    "note", "checks_decisive", "checks_passed", "checks_failed", "checks_inconclusive",
+    "checks_pending", "largest_deviation",
 ]  # fmt: skip
 CHECK_COLUMNS = [
-    "claim_id", "check", "kind", "label", "op", "expected", "allowed", "status", "value",
-    "value_text", "ci_low", "ci_high", "p_value", "p_adjusted", "family_size", "measured", "detail",
-    "rule", "output", "macro", "decisive", "headline",
+    "claim_id", "check", "kind", "label", "op", "by", "expected", "allowed", "fmt", "status",
+    "reason", "value", "value_text", "ci_low", "ci_high", "df", "p_value", "p_adjusted",
+    "family_size", "deviation", "facts", "text", "rule", "output", "macro", "decisive", "headline",
 ]  # fmt: skip
 
 
@@ -49,32 +55,56 @@ def producer(check: Check, producers: dict) -> str:
     return str(rule[check.name]) if isinstance(rule, dict) else str(rule)
 
 
+def _json_number(value):
+    """A number JSON can hold (inf and nan as strings JSON readers take: 'inf', 'nan')."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def _facts_json(facts: dict) -> str:
+    def clean(value):
+        if isinstance(value, dict):
+            return {str(k): clean(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(v) for v in value]
+        return _json_number(value)
+
+    return json.dumps(clean(facts), sort_keys=True)
+
+
 def check_row(claim: Claim, number: int, check: Check, outcome: Outcome, rule: str) -> dict:
-    allowed = ""
-    if getattr(check, "op", "") == "approx":
-        allowed = format_number(allowed_deviation(check), ".3g")
+    """One checks.csv row: the check's settings, its outcome's numbers and codes, the facts a
+    sentence needs (JSON), and that sentence as the paper's template words it (`text`)."""
+    allowed = None
+    if check.op == "approx":
+        allowed = allowed_deviation(check)
     elif getattr(check, "margin", None) is not None:
-        allowed = f"{check.margin:g}"
+        allowed = float(check.margin)
+    measured = outcome.value is not None and outcome.status != "pending"
     return {
         "claim_id": claim.id,
         "check": number,
         "kind": check.kind,
         "label": check.label,
         "op": check.op,
-        "expected": format_number(check.expected, check.fmt),
+        "by": getattr(check, "by", "value"),
+        "expected": check.expected if check.expected is not None
+        else (0.0 if check.op in ("above", "below") else None),
         "allowed": allowed,
+        "fmt": check.fmt,
         "status": outcome.status,
+        "reason": outcome.reason,
         "value": outcome.value,
-        "value_text": ""
-        if outcome.value is None or outcome.status == "pending"
-        else format_number(outcome.value, check.fmt),
+        "value_text": format_number(outcome.value, check.fmt) if measured else "",
         "ci_low": outcome.ci_low,
         "ci_high": outcome.ci_high,
-        "p_value": None if outcome.judged is None else outcome.judged.p_value,
+        "df": outcome.df,
+        "p_value": outcome.p_value,
         "p_adjusted": outcome.p_adjusted,
         "family_size": outcome.family_size,
-        "measured": outcome.measured,
-        "detail": outcome.detail,
+        "deviation": outcome.deviation,
+        "facts": _facts_json(outcome.facts),
         "rule": rule,
         "output": outcome.output,
         "macro": check.macro or "",
@@ -88,17 +118,24 @@ def judge(claim: Claim, evidence: Evidence, producers: dict) -> tuple[dict, list
     outcomes = adjust(list(claim.checks), [evaluate(check, evidence) for check in claim.checks])
     rules = [producer(check, producers) for check in claim.checks]
     result, reason = verdict(outcomes)
-    text, top = headline(list(claim.checks), outcomes)
-    decisive = [o for o in outcomes if o.status != "report"]
+    chosen = headline(list(claim.checks))
+    top = None if chosen is None else outcomes[chosen]
+    shown = top is not None and top.status != "pending"
+    checks = [
+        check_row(claim, number, check, outcome, rule) | {"headline": number - 1 == chosen}
+        for number, (check, outcome, rule) in enumerate(zip(claim.checks, outcomes, rules), 1)
+    ]
+    for row in checks:
+        row["text"] = check_text(check_of(row))
     row = {
         "id": claim.id,
         "group": claim.group,
         "short": claim.short,
         "source": " ".join(claim.sources),
         "expected": claim.expected,
-        "measured": text,
-        "ci_low": None if top is None else top.ci_low,
-        "ci_high": None if top is None else top.ci_high,
+        "measured": checks[chosen]["value_text"] if shown else "",
+        "ci_low": top.ci_low if shown else None,
+        "ci_high": top.ci_high if shown else None,
         "verdict": result,
         "reason": reason,
         "where": claim.section,
@@ -106,7 +143,7 @@ def judge(claim: Claim, evidence: Evidence, producers: dict) -> tuple[dict, list
         "outputs": " ".join(
             dict.fromkeys(o for outcome in outcomes for o in outcome.output.split())
         ),
-        "value": None if top is None else top.value,
+        "value": top.value if shown else None,
         "group_name": GROUPS.get(claim.group, ""),
         "claim": claim.text,
         "paper": claim.paper,
@@ -114,15 +151,10 @@ def judge(claim: Claim, evidence: Evidence, producers: dict) -> tuple[dict, list
         "expected_detail": claim.expected_detail,
         "tolerance": claim.tolerance,
         "note": claim.note,
-        "checks_decisive": len(decisive),
-        "checks_passed": sum(o.status == "pass" for o in decisive),
-        "checks_pending": sum(o.status == "pending" for o in decisive),
-        "measured_detail": measured_full(outcomes),
+        **counts(outcomes),
+        "largest_deviation": largest_deviation(outcomes),
     }
-    checks = [
-        check_row(claim, number, check, outcome, rule)
-        for number, (check, outcome, rule) in enumerate(zip(claim.checks, outcomes, rules), 1)
-    ]
+    row["text"] = verdict_text(claim_of(row, checks))
     return row, checks
 
 
@@ -160,7 +192,7 @@ def main(argv=None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     ledger.to_csv(args.out, index=False)
     checks.to_csv(args.out_checks, index=False)
-    print(ledger[["id", "verdict", "measured"]].to_string(index=False, max_colwidth=90))
+    print(ledger[["id", "verdict", "reason", "measured"]].to_string(index=False, max_colwidth=90))
 
 
 if __name__ == "__main__":

@@ -5,12 +5,13 @@ difference each one judges or reports, and every member of a family a check sear
 largest difference (statistic max); a system's own mean shown beside them tests nothing. Holm's step-down method (Holm 1979) adjusts their p-values together:
 the i-th smallest of m is multiplied by m - i + 1, and adjusted values never decrease in that
 order. A decisive check passes when its adjusted p-value is below checks.ALPHA (and its estimate
-lies on the claimed side). With one test this is the 95% interval rule itself.
+lies on the claimed side); one whose raw p-value clears ALPHA but whose adjusted one does not is
+inconclusive (adjusted_straddles). With one test this is the 95% interval rule itself.
 
 Holm controls the chance of any false "difference shown" within the claim at 5% whatever the
 dependence between the tests; the tests of one claim share test sentences and often a baseline
-system, so they are positively dependent and the control is conservative. With two seeds per
-variant, the seed level of every interval rests on one degree of freedom (evaluate.compare).
+system, so they are positively dependent and the control is conservative. Each p-value uses its
+comparison row's degrees of freedom (checks.comparison).
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from ..evaluate.compare import stated_p
-from .checks import ALPHA, Outcome, decide
+from .checks import Outcome, decide
 from .spec import Check
 
 
@@ -38,27 +38,19 @@ def _or_one(p_value: float) -> float:
 
 
 def adjust(checks: list[Check], outcomes: list[Outcome]) -> list[Outcome]:
-    """The claim's outcomes, each paired one judged on its Holm-adjusted p-value."""
+    """The claim's outcomes, each paired one judged on its Holm-adjusted p-value (a check
+    already inconclusive at its floor keeps that status)."""
     family = {test.key: test.p_value for outcome in outcomes for test in outcome.tests}
     adjusted = holm(family)
-    return [
-        _rejudge(check, outcome, adjusted[outcome.judged.key], len(family))
-        if outcome.judged is not None else outcome
-        for check, outcome in zip(checks, outcomes)
-    ]  # fmt: skip
-
-
-def _rejudge(check: Check, outcome: Outcome, p_adjusted: float, size: int) -> Outcome:
-    p_value = outcome.judged.p_value
-    detail = f"{outcome.detail}; {stated_p(p_value if size == 1 else p_adjusted)}"
-    if size > 1:
-        detail += f", Holm-adjusted over the claim's {size} paired tests"
-        if stated_p(p_adjusted) != stated_p(p_value):
-            detail += f" from {stated_p(p_value)}"
-    status = outcome.status
-    if status in ("pass", "fail"):
-        status = "pass" if decide(check, outcome.value, p_adjusted) else "fail"
-        if status != outcome.status:
-            detail += f" (not below {ALPHA:g} once adjusted)"
-    return replace(outcome, status=status, detail=detail, p_adjusted=p_adjusted,
-                   family_size=size)  # fmt: skip
+    judged = []
+    for check, outcome in zip(checks, outcomes):
+        if outcome.judged is None:
+            judged.append(outcome)
+            continue
+        p_adjusted = adjusted[outcome.judged.key]
+        outcome = replace(outcome, p_adjusted=p_adjusted, family_size=len(family))
+        if outcome.status in ("pass", "fail", "inconclusive") and outcome.reason != "floor":
+            status, reason = decide(check, outcome.value, outcome.judged.p_value, p_adjusted)
+            outcome = replace(outcome, status=status, reason=reason)
+        judged.append(outcome)
+    return judged

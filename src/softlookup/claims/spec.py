@@ -26,6 +26,10 @@ A check names where its measured number comes from:
 - analysis: a quantity of the trained runs' attention maps (results/analysis/attention_<run>.csv)
   for the variant on one side of a comparison: per run the max (or mean) over the maps matching
   a glob, then the mean over the variant's runs.
+`by: interval` judges a probe or bench row by its ci_low/ci_high instead of its value; `floor`
+({metric, bucket, below}) makes a comparison check inconclusive when a system scores below it.
+`undefined_references` lists every comparison, test set and probe a check names that no
+configuration defines (a config check fails on them).
 Ops: approx (|measured - expected| <= tolerance, or relative), above, below, equivalent and
 non_inferior (a paired interval inside +-margin / above -margin), report (shown, never part of
 the verdict). Paired checks are judged on p-values Holm-adjusted within their claim
@@ -35,12 +39,15 @@ the verdict). Paired checks are judged on p-values Holm-adjusted within their cl
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 import jsonschema
 import yaml
+
+from ..probes import PROBES
 
 SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "claims.schema.yaml"
 GROUPS = {"A": "worked arithmetic", "B": "statistical", "C": "counting", "D": "empirical"}
@@ -84,6 +91,7 @@ class NumericCheck(CheckBase):
     requires_device: str | None = None  # bench: "gpu": rows of another device stay pending
     tolerance: float | None = None
     rel_tolerance: float | None = None
+    by: str = "value"  # "interval": the row's ci_low/ci_high decide (checks.common.judge_number)
 
 
 @dataclass(frozen=True)
@@ -99,6 +107,7 @@ class ComparisonCheck(CheckBase):
     margin: float | None = None
     min_points: int = 2  # a family: distinct x values needed
     side: str | None = None  # None: B - A; "a" or "b": that system's own mean
+    floor: dict | None = None  # {metric, bucket, below}: a system under it makes it inconclusive
 
     @property
     def name(self) -> str:
@@ -288,7 +297,7 @@ def _common(raw: dict, default_fmt: str) -> dict:
 
 def _checks(where: str, raw: dict) -> list[Check]:
     if "probe" in raw or "bench" in raw:
-        return [_numeric_check(expanded) for expanded in _expand_grid(where, raw)]
+        return [_numeric_check(where, expanded) for expanded in _expand_grid(where, raw)]
     if "comparison" in raw and "metric" in raw:
         return [
             ComparisonCheck(
@@ -302,6 +311,7 @@ def _checks(where: str, raw: dict) -> list[Check]:
                 margin=raw.get("margin"),
                 min_points=raw.get("min_points", 2),
                 side=raw.get("side"),
+                floor=raw.get("floor"),
             )
         ]
     if "analysis" in raw:
@@ -366,12 +376,15 @@ def _expand_grid(where: str, raw: dict) -> list[dict]:
     return cells
 
 
-def _numeric_check(raw: dict) -> NumericCheck:
+def _numeric_check(where: str, raw: dict) -> NumericCheck:
     kind = "probe" if "probe" in raw else "bench"
     settings = {str(k): tuple(map(str, v)) if isinstance(v, list) else str(v)
                 for k, v in raw.get("where", {}).items()}  # fmt: skip
     label = raw.get("label") or _default_label(raw.get("quantity") or raw["column"], settings)
     ratio_to = raw.get("ratio_to")
+    if raw.get("by") == "interval" and (ratio_to or raw.get("aggregate", "single") != "single"):
+        raise ClaimsFileError(f"{where}: 'by: interval' judges one row's ci_low/ci_high; it takes"
+                              " no ratio_to and no aggregate")  # fmt: skip
     return NumericCheck(
         **_common(raw, ".4g"),
         label=label,
@@ -391,9 +404,55 @@ def _numeric_check(raw: dict) -> NumericCheck:
         requires_device=raw.get("requires_device"),
         tolerance=None if raw.get("tolerance") is None else float(raw["tolerance"]),
         rel_tolerance=None if raw.get("rel_tolerance") is None else float(raw["rel_tolerance"]),
+        by=raw.get("by", "value"),
     )
 
 
 def _default_label(quantity: str, settings: dict) -> str:
     shown = ["|".join(v) if isinstance(v, tuple) else v for v in settings.values()]
     return f"{quantity}[{','.join(shown)}]" if settings else quantity
+
+
+def _defined(config: dict, *keys: str) -> set[str]:
+    """The names a config section defines, removed ones (null) included."""
+    section = config
+    for key in keys:
+        section = section.get(key) if isinstance(section, dict) else None
+    return set(section) if isinstance(section, dict) else set()
+
+
+def undefined_references(claims: list[Claim], config: dict, probes=PROBES) -> list[str]:
+    """One line per name a check uses that `config` does not define: a comparison (a family
+    pattern: no comparison matches it), a test set (data.splits or data.joined_tests), or a probe
+    the workflow does not run (`probes`: softlookup.probes.PROBES, each configured under
+    config["probes"] or taking no options).
+
+    `config` is the merged config before softlookup.config.drop_removed: a name the config
+    removes (null) is defined, and its checks stay pending (not_run) in the ledger."""
+    comparisons = _defined(config, "comparisons")
+    test_sets = (_defined(config, "data", "splits") | _defined(config, "data", "joined_tests")) - {
+        "train", "valid"}  # fmt: skip
+    lines = []
+    for claim in claims:
+        for number, check in enumerate(claim.checks, start=1):
+            where = f"claim {claim.id}, check {number} ({check.label})"
+            name = getattr(check, "comparison", None)
+            if name and not _names_comparison(name, comparisons):
+                lines.append(f"{where}: comparison {name!r} is defined by no config"
+                             f" (comparisons: {', '.join(sorted(comparisons)) or 'none'})")
+            test_set = getattr(check, "test_set", None)
+            if test_set and test_set not in test_sets:
+                lines.append(f"{where}: test_set {test_set!r} is defined by no config"
+                             f" (test sets: {', '.join(sorted(test_sets)) or 'none'})")
+            if check.kind == "probe" and check.name not in probes:
+                lines.append(f"{where}: probe {check.name!r} is defined by no config"
+                             f" (probes: {', '.join(sorted(probes)) or 'none'})")
+    return lines
+
+
+def _names_comparison(name: str, defined: set[str]) -> bool:
+    if "{x}" not in name:
+        return name in defined
+    head, tail = name.split("{x}", 1)
+    pattern = re.compile(f"^{re.escape(head)}\\d+(?:\\.\\d+)?{re.escape(tail)}$")
+    return any(pattern.match(one) for one in defined)

@@ -42,6 +42,7 @@ VERDICT_STYLE = {
     "reproduced": r"\textbf{reproduced}",
     "partly": r"\textit{partly}",
     "not reproduced": r"\textbf{not reproduced}",
+    "inconclusive": r"\textit{inconclusive}",
     "pending": "pending",
 }
 

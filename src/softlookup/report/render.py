@@ -23,6 +23,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from ..claims.checks.common import format_number
 from ..evaluate.compare import p_text, stated_p
 from . import latex
 from .facts import SECTIONS, common
@@ -93,6 +94,18 @@ def p_stated(value: float) -> Tex:
     return Tex(stated_p(value).replace("<", "$<$"))
 
 
+def figure(value: float, fmt: str = ".3g") -> Tex:
+    """A measured number in its check's format (claims.yaml's `fmt`), 1.5e-07 as 1.5 x 10^-7;
+    '--' when there is none."""
+    if latex.missing(value):
+        return Tex("--")
+    return latex.escape(format_number(float(value), fmt))
+
+
+def emph(text: object) -> Tex:
+    return Tex(rf"\emph{{{latex.escape(text)}}}")
+
+
 def percent(share: float) -> Tex:
     return Tex(f"{100 * share:.0f}\\%")
 
@@ -141,6 +154,9 @@ FILTERS = {
     "device": device,
     "p": p_value,
     "p_stated": p_stated,
+    "figure": figure,
+    "emph": emph,
+    "text": latex.escape,  # a symbol or word a template writes as a string ("±")
     "percent": percent,
     "plural": plural,
     "words": words,

@@ -74,18 +74,11 @@ def discussion(study: Study) -> dict:
 def ledger(study: Study) -> dict:
     found = claims.claims(study)
     return {
-        "rows": [
-            {
-                "claim": c,
-                "expected": claims.shorten(c.expected or "--"),
-                "measured": claims.measured_cell(c),
-            }
-            for c in found.values()
-        ],
+        "rows": list(found.values()),
         "counts": {v: len(found.with_verdict(v)) for v in claims.VERDICTS},
         "total": len(found),
         "z": Z95,  # the interval: delta +- z se (evaluate/compare.py)
-        "alpha": ALPHA,  # a paired test passes below this Holm-adjusted p (claims/checks.py)
+        "alpha": ALPHA,  # a paired test passes below this Holm-adjusted p (claims/checks)
     }
 
 
@@ -144,7 +137,7 @@ def comparisons(study: Study) -> dict:
 
 
 def checks(study: Study) -> dict:
-    return {"rows": claims.check_rows(study)}
+    return {"rows": claims.check_rows(claims.claims(study))}
 
 
 def reproducibility(study: Study) -> dict:

@@ -1,22 +1,27 @@
-"""The claims ledger as facts: each claim's verdict, headline and the checks behind it, the
-headline table of the trained-model claims, the ledger and checks tables, and the macros.
+"""The claims ledger as facts: each claim's verdict and the checks behind it, as numbers and
+codes, for the templates to word (paper/sections/_wording.tex), the headline table of the
+trained-model claims, the ledger and checks tables, and the macros.
 
 Read from results/claims/claims.csv and checks.csv. A claim the ledger lacks is still a fact
-(verdict "missing"), so a template can say so instead of failing.
+(verdict "missing"), so a template can say so instead of failing. The ledger writes checks.csv's
+rows through `claim_of` too (report.wording renders their plain text), so the paper and the CSV
+word one object the same way.
 """
 
 from __future__ import annotations
 
-import re
+import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from ...claims.verdicts import VERDICTS
 from ..latex import Tex, escape, macro_name, missing
 from ..study import Study
 
-VERDICTS = ("reproduced", "partly", "not reproduced", "pending")
+__all__ = ["VERDICTS", "Check", "Claim", "Claims", "claims", "claim_of", "check_of"]
 # the sections of the paper a ledger row may name (`where`): Table 1 and the ledger refer to them
 SECTIONS = (
     "setup",
@@ -38,40 +43,43 @@ SECTIONS = (
     "threats",
 )
 HEADLINE_SECTIONS = ("length", "scores", "scaling", "heads", "masking")  # trained translators
-PENDING_PREFIX = re.compile(
-    r"^(?:(?:nothing measured yet|not measured in this configuration|[^:;]*still pending|"
-    r"pending)\s*:\s*)+"
-)
-CELL_CHARS = 110  # a ledger cell longer than this is cut; the appendix and claims.csv hold it all
-SHORT_WORDS = 12
+NUMBERS = ("expected", "allowed", "value", "ci_low", "ci_high", "df", "p_value", "p_adjusted",
+           "deviation")  # fmt: skip
 
 
-def text(row, *columns: str, default: str = "") -> str:
-    """The first of `columns` that the row has and fills."""
-    for column in columns:
-        value = row.get(column)
-        if not missing(value) and str(value).strip() and str(value) != "nan":
-            return str(value).strip()
-    return default
+def _text(value) -> str:
+    return "" if missing(value) or str(value) == "nan" else str(value).strip()
 
 
-def shorten(value: str, limit: int = CELL_CHARS) -> str:
-    """A cell cut at a word before `limit` characters, ending in an ellipsis."""
-    value = value.replace("not measured", "pending")
-    if len(value) <= limit:
-        return value
-    return value[: value.rfind(" ", 0, limit - 1) or limit - 1].rstrip(" ,;:") + " …"
+def _number(value) -> float | None:
+    """A CSV cell as a number; None when empty or not a finite-or-infinite number."""
+    number = pd.to_numeric(value, errors="coerce")
+    return None if missing(number) or math.isnan(number) else float(number)
 
 
 @dataclass
 class Check:
+    """One check of checks.csv: numbers, a status and a reason code (claims.checks.REASONS)."""
+
+    check: int
     label: str
-    status: str  # pass, fail, pending, report
-    measured: str
-    detail: str
-    headline: bool = False  # the check whose measurement is the claim's headline
-    p_adjusted: float = float("nan")  # its test's p, Holm-adjusted within the claim, as judged
-    expected: str = ""  # what it asks of the measurement ('> 0.50', 'within ± 1.0')
+    status: str  # pass, fail, inconclusive, pending, report
+    reason: str
+    op: str = ""
+    fmt: str = ".3g"
+    expected: float | None = None  # the threshold (approx: the expected figure)
+    allowed: float | None = None  # approx: the tolerance; equivalent, non_inferior: the margin
+    value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    df: float | None = None
+    p_value: float | None = None
+    p_adjusted: float | None = None  # the judged test's p, Holm-adjusted within the claim
+    family_size: int | None = None
+    deviation: float | None = None
+    facts: dict = field(default_factory=dict)  # systems, test set, bucket, points, floor ...
+    headline: bool = False
+    output: str = ""
 
 
 @dataclass
@@ -80,39 +88,82 @@ class Claim:
 
     id: str
     verdict: str = "missing"
+    reason: str = ""
     short: str = ""
     expected: str = ""
-    measured: str = ""  # the headline, "label = value"
-    ci_low: float = float("nan")
-    ci_high: float = float("nan")
-    passed: int = 0
-    decisive: int = 0
     section: str = ""  # the label of the section that reports it ("sec:length"), or ""
-    why_pending: str = ""
     checks: list[Check] = field(default_factory=list)
+
+    @property
+    def decisive_checks(self) -> list[Check]:
+        return [c for c in self.checks if c.status != "report"]
+
+    @property
+    def decisive(self) -> int:
+        return len(self.decisive_checks)
+
+    @property
+    def passed(self) -> int:
+        return sum(c.status == "pass" for c in self.checks)
 
     @property
     def failed(self) -> list[Check]:
         return [c for c in self.checks if c.status == "fail"]
 
     @property
-    def headline_check(self) -> Check:
-        """The check whose measurement and interval the headline gives (an empty one if none)."""
-        return next((c for c in self.checks if c.headline), Check("", "", "", ""))
+    def inconclusive(self) -> list[Check]:
+        return [c for c in self.checks if c.status == "inconclusive"]
+
+    @property
+    def largest_deviation(self) -> float | None:
+        found = [c.deviation for c in self.decisive_checks if c.deviation is not None]
+        return max(found) if found else None
+
+    @property
+    def headline_check(self) -> Check | None:
+        """The check whose measurement and interval stand for the claim (None: its counts do)."""
+        return next((c for c in self.checks if c.headline), None)
+
+    @property
+    def measured(self) -> Tex:
+        """The headline check's number in its format ('--' when none or pending)."""
+        check = self.headline_check
+        if check is None or check.value is None or check.status == "pending":
+            return Tex("--")
+        return escape(format(check.value, check.fmt))
+
+    @property
+    def ci_low(self) -> float:
+        check = self.headline_check
+        return math.nan if check is None or check.ci_low is None else check.ci_low
+
+    @property
+    def ci_high(self) -> float:
+        check = self.headline_check
+        return math.nan if check is None or check.ci_high is None else check.ci_high
+
+    @property
+    def has_interval(self) -> bool:
+        return not (math.isnan(self.ci_low) or math.isnan(self.ci_high))
 
     @property
     def p_value(self) -> float:
         """The headline check's judged (Holm-adjusted) p-value (NaN: it tests nothing)."""
-        return self.headline_check.p_adjusted
+        check = self.headline_check
+        return math.nan if check is None or check.p_adjusted is None else check.p_adjusted
 
     @property
-    def threshold(self) -> str:
-        """What the headline check asks of the headline measurement ('': no headline check)."""
-        return self.headline_check.expected
-
-    @property
-    def has_interval(self) -> bool:
-        return not (missing(self.ci_low) or missing(self.ci_high))
+    def threshold(self) -> Tex:
+        """What the headline check asks: '> 0.50', '< 1', 'within ± 1' ('' without one)."""
+        check = self.headline_check
+        if check is None or check.op in ("", "report"):
+            return Tex("")
+        if check.op == "equivalent":
+            return escape(f"within ± {check.allowed:g}")
+        if check.op == "non_inferior":
+            return escape(f"> -{check.allowed:g}")
+        sign = {"above": "> ", "below": "< ", "approx": ""}.get(check.op, "")
+        return escape(sign + format(check.expected, check.fmt))
 
 
 class Claims(dict):
@@ -125,18 +176,37 @@ class Claims(dict):
         return [c for c in self.values() if c.verdict == verdict]
 
 
-def counts(row) -> tuple[int, int]:
-    """(passed, decisive) from claims.csv's columns, else from the reason ('2 of 3 checks')."""
-    if not missing(row.get("checks_decisive")):
-        return int(row.get("checks_passed", 0)), int(row["checks_decisive"])
-    found = re.search(r"(\d+) of (\d+) checks", text(row, "reason"))
-    return (int(found[1]), int(found[2])) if found else (0, 0)
+def check_of(row) -> Check:
+    """A checks.csv row (a dict or a Series) as a Check."""
+    facts = row.get("facts")
+    size = _number(row.get("family_size"))
+    return Check(
+        check=int(_number(row.get("check")) or 0),
+        label=_text(row.get("label")),
+        status=_text(row.get("status")),
+        reason=_text(row.get("reason")),
+        op=_text(row.get("op")),
+        fmt=_text(row.get("fmt")) or ".3g",
+        **{name: _number(row.get(name)) for name in NUMBERS},
+        family_size=None if size is None else int(size),
+        facts=facts if isinstance(facts, dict) else json.loads(_text(facts) or "{}"),
+        headline=str(row.get("headline")).lower() == "true",
+        output=_text(row.get("output")),
+    )
 
 
-def why_pending(reason: str) -> str:
-    """The ledger's reason of a pending claim without its leading 'nothing measured yet:'."""
-    why = PENDING_PREFIX.sub("", reason)
-    return why if len(why) < 220 else why[:217].rsplit(" ", 1)[0] + " ..."
+def claim_of(row, checks: list) -> Claim:
+    """A claims.csv row and its checks.csv rows as a Claim."""
+    where = _text(row.get("where"))
+    return Claim(
+        id=_text(row.get("id")),
+        verdict=_text(row.get("verdict")) or "pending",
+        reason=_text(row.get("reason")),
+        short=_text(row.get("short")),
+        expected=_text(row.get("expected")),
+        section=where if where.removeprefix("sec:") in SECTIONS else "",
+        checks=[check if isinstance(check, Check) else check_of(check) for check in checks],
+    )
 
 
 def claims(study: Study) -> Claims:
@@ -145,47 +215,11 @@ def claims(study: Study) -> Claims:
     if study.claims.empty or "id" not in study.claims:
         return found
     checks = study.checks
-    owner = next((c for c in ("claim_id", "id") if c in checks), None)
+    has_checks = "claim_id" in checks
     for _, row in study.claims.iterrows():
-        claim_id = text(row, "id")
-        passed, decisive = counts(row)
-        rows = checks[checks[owner] == claim_id] if owner else checks
-        where = text(row, "where")
-        found[claim_id] = Claim(
-            id=claim_id,
-            verdict=text(row, "verdict", default="pending"),
-            short=short_claim(row),
-            expected=text(row, "expected"),
-            measured=text(row, "measured"),
-            ci_low=pd.to_numeric(row.get("ci_low"), errors="coerce"),
-            ci_high=pd.to_numeric(row.get("ci_high"), errors="coerce"),
-            passed=passed,
-            decisive=decisive,
-            section=where if where.removeprefix("sec:") in SECTIONS else "",
-            why_pending=why_pending(text(row, "reason")),
-            checks=[
-                Check(
-                    label=text(check, "label", "check", "name", default="--"),
-                    status=text(check, "status", "outcome", default="--"),
-                    measured=text(check, "measured", "value_text", "value"),
-                    detail=text(check, "detail"),
-                    headline=text(check, "headline").lower() == "true",
-                    p_adjusted=pd.to_numeric(check.get("p_adjusted"), errors="coerce"),
-                    expected=expectation(check),
-                )
-                for _, check in (rows.iterrows() if owner else [])
-            ],
-        )
+        rows = checks[checks.claim_id == row["id"]] if has_checks else checks.iloc[0:0]
+        found[str(row["id"])] = claim_of(row, [r for _, r in rows.iterrows()])
     return found
-
-
-def short_claim(row) -> str:
-    """The claim in a few words: the `short` column, else the first words of `claim`."""
-    short = text(row, "short")
-    if short:
-        return short
-    words = text(row, "claim").split()
-    return " ".join(words[:SHORT_WORDS]) + (" …" if len(words) > SHORT_WORDS else "")
 
 
 def headline(found: Claims) -> list[Claim]:
@@ -193,62 +227,14 @@ def headline(found: Claims) -> list[Claim]:
     return [c for c in found.values() if c.section.removeprefix("sec:") in HEADLINE_SECTIONS]
 
 
-def measured_cell(claim: Claim) -> Tex:
-    """The headline measurement with its interval, cut to a cell ('' when nothing was
-    measured)."""
-    cell = escape(shorten(claim.measured))
-    if claim.has_interval:
-        cell += " " + escape(f"[{claim.ci_low:.3g}, {claim.ci_high:.3g}]")
-    return Tex(cell)
-
-
-def expectation(row) -> str:
-    """What a check asks of its measurement: '> 0.50', '3 ± 0', 'within ± 1.0' (equivalence),
-    '> -1.0' (non-inferiority), 'reported only'."""
-    op, allowed = text(row, "op"), text(row, "allowed")
-    expected = text(row, "expected", default="--")
-    if op == "report":
-        return "reported only"
-    if op == "equivalent":
-        return f"within ± {allowed}"
-    if op == "non_inferior":
-        return f"> -{allowed}"
-    ops = {"approx": "", "above": "> ", "below": "< ", "equal": "= "}
-    expected = ops.get(op, f"{op} " if op else "") + expected
-    return expected + (f" ± {allowed}" if allowed and allowed not in ("0", "0.0") else "")
-
-
-def check_cells(row) -> dict:
-    """One check of the appendix: claim, label, expected (with its tolerance), measured (or why
-    it is pending), outcome, and the file that holds the evidence."""
-    status = text(row, "status", "outcome", default="--")
-    if status == "pending":
-        measured = "pending: " + text(row, "detail", default="no evidence in this build")
-    else:
-        measured = text(row, "value_text", "measured", "value", default="--")
-        if status == "fail" and text(row, "detail"):
-            measured += f" ({text(row, 'detail')})"
-    return {
-        "claim": text(row, "claim_id", "id", "claim", default="--"),
-        "label": shorten(text(row, "label", "check", "name", default="--"), 160),
-        "expected": expectation(row),
-        "measured": shorten(measured, 160),
-        "status": status,
-        "evidence": Path(text(row, "output", "outputs", "rule", default="--")).name,
-    }
-
-
-def check_rows(study: Study) -> list[dict]:
-    """Every check of every claim, the claim's id on its first check only."""
-    rows, previous = [], None
-    for _, row in study.checks.iterrows():
-        cells = check_cells(row)
-        if cells["claim"] == previous:
-            cells["claim"] = ""
-        else:
-            previous = cells["claim"]
-        rows.append(cells)
-    return rows
+def check_rows(found: Claims) -> list[dict]:
+    """Every check of every claim, the claim on its first check only, and the file holding its
+    evidence."""
+    return [
+        {"claim": claim if number == 0 else None, "check": check,
+         "evidence": Path(check.output.split()[0]).name if check.output else "--"}
+        for claim in found.values() for number, check in enumerate(claim.checks)
+    ]  # fmt: skip
 
 
 def macros(study: Study, found: Claims) -> dict[str, Tex]:
@@ -258,10 +244,10 @@ def macros(study: Study, found: Claims) -> dict[str, Tex]:
         values[f"Claims{macro_name(verdict.title())}"] = Tex(str(len(found.with_verdict(verdict))))
     for claim in found.values():
         values[f"ClaimVerdict{macro_name(claim.id)}"] = escape(claim.verdict)
-        values[f"ClaimMeasured{macro_name(claim.id)}"] = measured_cell(claim)
+        values[f"ClaimMeasured{macro_name(claim.id)}"] = claim.measured
     if "macro" in study.checks:
         for _, row in study.checks.iterrows():
-            name, value = text(row, "macro"), text(row, "text", "value_text", "measured")
+            name, value = _text(row.get("macro")), _text(row.get("value_text"))
             if name and value:
                 values[macro_name(name)] = escape(value)
     return values

@@ -270,7 +270,7 @@ def section(study: Study) -> dict:
         ref = by_name.get(row["reference"])
         rows.append({
             **row, "short": found[row["claim"]].short if row["claim"] in found else "",
-            "checks": row["reason"].split("; ")[0],  # "n of m checks pass"
+            **check_counts(ref, row["claim"]),
             "metric": effect.get("metric", "bleu"),
             "levels": system_levels(ref, effect["comparison"], labels) if ref else {},
         })  # fmt: skip
@@ -284,6 +284,15 @@ def section(study: Study) -> dict:
         **fates(rows),
         "improving_bar": STILL_IMPROVING,
     }
+
+
+def check_counts(ref, claim: str) -> dict[str, int | None]:
+    """How many of a claim's decisive checks pass in a reference (None: not recorded)."""
+    row = ref.claims[ref.claims.id == claim] if ref else pd.DataFrame()
+    if row.empty or not {"checks_passed", "checks_decisive"} <= set(row.columns):
+        return {"passed": None, "decisive": None}
+    return {name: int(pd.to_numeric(row[f"checks_{name}"].iloc[0]))
+            for name in ("passed", "decisive")}  # fmt: skip
 
 
 def fates(rows: list[dict]) -> dict[str, list[str]]:

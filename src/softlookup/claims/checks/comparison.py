@@ -1,0 +1,266 @@
+"""Paired-comparison checks: rows of results/tables/comparisons.csv for a named pair, or a family
+of them (a name with {x}), judged as compare.py summarises them.
+
+An estimate (the difference B - A, or one system's own mean: `side`) has a standard error over
+the draws of seeds and sentences, with `df` degrees of freedom: the row's own `df` column where
+the comparison has one (seed-aware rows), else infinity (the normal rule). Every interval and
+p-value comes from evaluate.intervals: the 95% interval is estimate +- t(0.975, df) se, and the
+p-value of the check's null is in the two-sided form, so that p < 0.05 exactly when that interval
+clears the threshold: above/below t (and report): 2 P(T > |estimate - t| / se); equivalent within
+M: two one-sided tests, 2 max(P(T > (estimate + M) / se), P(T > (M - estimate) / se));
+non-inferior by M: 2 P(T > (estimate + M) / se). Each outcome carries the tests it read (`Test`):
+the ledger adjusts them within the claim (claims.multiplicity, Holm) and judges on the adjusted
+p-values (`decide`). A check with a `floor` is inconclusive when either system of its comparison
+scores below the floor on the floor's metric and bucket: a model that does not work cannot show
+the effect.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from ...evaluate import intervals
+from ...evaluate.compare import COLUMNS as COMPARISON_COLUMNS
+from ...evaluate.score import ALL, bucket_order
+from ..spec import ClaimsFileError, ComparisonCheck
+from .common import ALPHA, Evidence, Outcome, Test, pending
+
+
+def buckets(rows: pd.DataFrame) -> list[str]:
+    """The length buckets present (not 'all'), shortest first."""
+    return [b for b in bucket_order(rows.bucket.unique()) if b not in ("", ALL)]
+
+
+def family(pattern: str) -> re.Pattern | None:
+    """'d3_scaled_vs_unscaled_dk{x}' -> a regex with a numeric group x; None for a plain name."""
+    if "{x}" not in pattern:
+        return None
+    head, tail = pattern.split("{x}", 1)
+    return re.compile(f"^{re.escape(head)}(?P<x>\\d+(?:\\.\\d+)?){re.escape(tail)}$")
+
+
+def comparison_rows(check, evidence: Evidence, metric: str | None):
+    """(rows of comparisons.csv for the check's name or family, output, (reason, facts) if none)."""
+    frame, why = evidence.table(evidence.comparisons_path, "comparisons table")
+    output = str(evidence.comparisons_path or "results/tables/comparisons.csv")
+    if frame is None:
+        return None, output, why
+    absent = sorted(set(COMPARISON_COLUMNS) - set(frame.columns))
+    if absent:
+        raise ValueError(f"{output}: the comparisons table lacks columns {absent}")
+    pattern = family(check.comparison)
+    names = frame.comparison.astype(str)
+    rows = frame[names.str.match(pattern) if pattern else names == check.comparison]
+    if metric is not None:
+        rows = rows[rows.metric == metric]
+    if getattr(check, "test_set", None):
+        rows = rows[rows.test_set == check.test_set]
+    if rows.empty:
+        return None, output, ("not_run", {"comparison": check.comparison, "metric": metric,
+                                          "test_set": getattr(check, "test_set", None)})
+    if pattern:
+        rows = rows.assign(x=[float(pattern.match(n).group("x")) for n in rows.comparison])
+    return rows, output, ()
+
+
+def one_bucket(rows: pd.DataFrame, bucket: str) -> pd.DataFrame | dict:
+    """The rows of a bucket (shortest / longest: among those present), or the facts of none."""
+    if bucket in ("shortest", "longest"):
+        labels = buckets(rows)
+        if not labels:
+            return {"bucket": bucket, "buckets": []}
+        bucket = labels[0] if bucket == "shortest" else labels[-1]
+    picked = rows[rows.bucket == bucket]
+    if picked.empty:
+        return {"bucket": bucket, "buckets": list(rows.bucket.unique())}
+    return picked
+
+
+def degrees(row: pd.Series) -> float:
+    """The row's degrees of freedom: its `df` column where it has one, else inf (normal)."""
+    df = pd.to_numeric(row.get("df", math.nan), errors="coerce")
+    return float(df) if np.isfinite(df) and df > 0 else math.inf
+
+
+def estimate(row: pd.Series, side: str | None) -> tuple[float, float]:
+    """(estimate, standard error): the difference B - A, or system `side`'s own mean."""
+    if side is None:
+        return float(row.delta), float(row.se)
+    return float(row[f"mean_{side}"]), float(row[f"se_{side}"])
+
+
+def null(check: ComparisonCheck) -> tuple[str, float]:
+    """The check's null hypothesis: (kind, threshold); a report tests 'no difference'."""
+    if check.op in ("equivalent", "non_inferior"):
+        return check.op, float(check.margin)
+    if check.op == "report":
+        return "point", 0.0
+    return "point", float(check.expected or 0.0)
+
+
+def null_p(hypothesis: tuple[str, float], value: float, se: float, df: float = math.inf) -> float:
+    """The null's p-value in two-sided form (module docstring); NaN without a standard error."""
+    kind, threshold = hypothesis
+    if kind == "point":
+        return intervals.two_sided_p(value - threshold, se, df)
+    if not (math.isfinite(value) and math.isfinite(se)):
+        return math.nan
+    clearances = [value + threshold] + ([threshold - value] if kind == "equivalent" else [])
+    return max(_one_sided_doubled(clearance, se, df) for clearance in clearances)
+
+
+def _one_sided_doubled(clearance: float, se: float, df: float) -> float:
+    """2 P(T_df > clearance / se), at most 1: the estimate lies `clearance` beyond a one-sided
+    null (doubled, so that p < 0.05 is the 95% interval's rule)."""
+    if se == 0:
+        return 0.0 if clearance > 0 else 1.0
+    return intervals.doubled_tail(clearance / se, df)
+
+
+def decide(check: ComparisonCheck, value: float, p_raw: float, p_adjusted: float) -> tuple[str, str]:
+    """(status, reason) of a paired check from its raw and Holm-adjusted p-values."""
+    if check.op == "report":
+        return "report", "reported"
+    if check.op in ("equivalent", "non_inferior"):
+        return ("pass", "inside_margin") if p_adjusted < ALPHA else ("fail", "equivalence_failed")
+    if p_adjusted < ALPHA:
+        claimed = value > check.expected if check.op == "above" else value < check.expected
+        return ("pass", "beyond_threshold") if claimed else ("fail", "wrong_side")
+    if p_raw < ALPHA:
+        return "inconclusive", "adjusted_straddles"
+    return "inconclusive", "interval_straddles"
+
+
+def row_test(check: ComparisonCheck, row: pd.Series) -> Test:
+    """The check's null hypothesis on one row, its p-value and degrees of freedom."""
+    value, se = estimate(row, check.side)
+    hypothesis = null(check)
+    key = (row.comparison, row.test_set, row.bucket, row.metric, check.side or "b-a", *hypothesis)
+    return Test(key, null_p(hypothesis, value, se, degrees(row)), degrees(row))
+
+
+def row_facts(row: pd.Series) -> dict:
+    """What a sentence about a comparison row needs: its systems, set, bucket, means, seeds."""
+    cell = row.seed_deltas if isinstance(row.seed_deltas, str) else ""
+    return {
+        "comparison": row.comparison, "metric": row.metric, "test_set": row.test_set,
+        "bucket": row.bucket, "system_a": row.system_a, "system_b": row.system_b,
+        "mean_a": float(row.mean_a), "mean_b": float(row.mean_b), "delta": float(row.delta),
+        "seeds": int(float(row.seeds)) if str(row.seeds).strip() else None,
+        "seed_deltas": json.loads(cell or "{}"), "n_sentences": int(float(row.n_sentences)),
+    }  # fmt: skip
+
+
+def judged(check: ComparisonCheck, value: float, se: float, test: Test, output: str, facts: dict,
+           also_read: tuple[Test, ...] = ()) -> Outcome:  # fmt: skip
+    """An estimate with its standard error judged by the p-value of `test`, its null (before the
+    claim's family adjusts it)."""
+    low, high = intervals.interval(value, se, test.df) if math.isfinite(se) else (math.nan,) * 2
+    status, reason = decide(check, value, test.p_value, test.p_value)
+    described = check.op == "report" and check.side is not None  # a system shown, not tested
+    return Outcome(status, reason, output, value=value, ci_low=low, ci_high=high, df=test.df,
+                   facts=facts, judged=None if described else test,
+                   tests=() if described else (test, *also_read))  # fmt: skip
+
+
+def evaluate_comparison(check: ComparisonCheck, evidence: Evidence) -> Outcome:
+    rows, output, why = comparison_rows(check, evidence, check.metric)
+    if rows is None:
+        return pending(why[0], output, **why[1])
+    picked = one_bucket(rows, check.bucket)
+    if isinstance(picked, dict):
+        return pending("missing_rows", output, comparison=check.comparison, **picked)
+    if check.statistic == "delta":
+        if len(picked) > 1:
+            raise ClaimsFileError(
+                f"check {check.label!r}: {len(picked)} rows of {output} match"
+                f" {check.comparison}/{check.bucket}; name its test_set"
+            )
+        outcome = interval_test(check, picked.iloc[0], output)
+    else:
+        outcome = family_statistic(check, picked, output)
+    return at_floor(check, outcome, evidence) if check.floor else outcome
+
+
+def interval_test(check: ComparisonCheck, row: pd.Series, output: str,
+                  also_read: tuple[Test, ...] = (), **facts) -> Outcome:  # fmt: skip
+    """A paired difference (or one side's mean) judged by its interval."""
+    value, se = estimate(row, check.side)
+    facts = {**row_facts(row), "side": check.side, **facts}
+    return judged(check, value, se, row_test(check, row), output, facts, also_read)
+
+
+def doubling_slope(picked: pd.DataFrame) -> tuple[float, float, float]:
+    """The least-squares slope of delta against log2 x, its standard error and their degrees of
+    freedom.
+
+    The slope is a weighted sum of the deltas, w_i = (u_i - mean u) / sum (u_j - mean u)^2 with
+    u = log2 x, so its variance is sum w_i^2 se_i^2 when the deltas are independent. Their seed
+    parts are (each x has its own runs); their sentence parts share the test sentences, but a
+    part common to every delta cancels in a sum whose weights add up to zero, so for it the
+    independent form errs wide. Its degrees of freedom: Welch-Satterthwaite over the members'.
+    """
+    u = np.log2(picked.x.to_numpy(float))
+    u = u - u.mean()
+    weights = u / (u @ u)
+    parts = weights**2 * picked.se.to_numpy(float) ** 2
+    df = intervals.satterthwaite([(part, degrees(row)) for part, (_, row)
+                                  in zip(parts, picked.iterrows())])  # fmt: skip
+    return float(weights @ picked.delta.to_numpy(float)), float(np.sqrt(parts.sum())), df
+
+
+def family_statistic(check: ComparisonCheck, picked: pd.DataFrame, output: str) -> Outcome:
+    """A family of comparisons against x (d_k, heads): slope of delta against log2 x, its largest
+    delta, or the delta at the largest x."""
+    picked = picked.sort_values("x")
+    points = [[float(r.x), float(r.delta), float(r.ci_low), float(r.ci_high)]
+              for r in picked.itertuples()]  # fmt: skip
+    named = {"comparison": check.comparison, "statistic": check.statistic, "points": points}
+    if picked.x.nunique() < check.min_points:
+        return pending("too_few_points", output, needed=check.min_points, **named)
+    if check.statistic == "slope":
+        slope, se, df = doubling_slope(picked)
+        first = picked.iloc[0]
+        hypothesis = null(check)
+        test = Test((check.comparison, first.test_set, first.bucket, first.metric, "slope",
+                     *hypothesis), null_p(hypothesis, slope, se, df), df)  # fmt: skip
+        facts = {**named, "metric": first.metric, "test_set": first.test_set,
+                 "bucket": first.bucket}  # fmt: skip
+        return judged(check, slope, se, test, output, facts)
+    row = picked.loc[picked.delta.idxmax()] if check.statistic == "max" else picked.iloc[-1]
+    members = tuple(row_test(check, member) for _, member in picked.iterrows())
+    searched = members if check.statistic == "max" else ()  # the largest of several: all count
+    return interval_test(check, row, output, searched, statistic=check.statistic, points=points,
+                         x=float(row.x))  # fmt: skip
+
+
+def at_floor(check: ComparisonCheck, outcome: Outcome, evidence: Evidence) -> Outcome:
+    """Inconclusive (`floor`) when a system of the comparison scores below the check's floor
+    ({metric, bucket, below}) on the same test set; the measurement is kept. Without the floor's
+    rows the check stays pending (missing_rows)."""
+    if outcome.status not in ("pass", "fail", "inconclusive"):
+        return outcome
+    floor = check.floor
+    rows, output, why = comparison_rows(check, evidence, floor["metric"])
+    if rows is not None:
+        test_set = outcome.facts.get("test_set")
+        rows = rows[rows.test_set == test_set] if test_set else rows
+        rows = one_bucket(rows, floor["bucket"])
+    if rows is None or isinstance(rows, dict) or rows.empty:
+        return replace(outcome, status="pending", reason="missing_rows",
+                       facts={**outcome.facts, "floor": dict(floor)})  # fmt: skip
+    scores = {}
+    for row in rows.itertuples():
+        scores.update({row.system_a: float(row.mean_a), row.system_b: float(row.mean_b)})
+    low = {system: score for system, score in scores.items() if score < floor["below"]}
+    if not low:
+        return outcome
+    facts = {**outcome.facts, "floor": {**floor, "bucket_label": rows.bucket.iloc[0]},
+             "below_floor": low}  # fmt: skip
+    return replace(outcome, status="inconclusive", reason="floor", facts=facts)
