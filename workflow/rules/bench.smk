@@ -4,9 +4,11 @@
 #   config["bench"][device], passed to `python -m softlookup.bench.kernels` as CLI options
 #   (seq_lens: [128, 256] -> --seq-lens 128 256);
 # - bench_generation: greedy generation by a whole random-weight Transformer with its KV cache vs
-#   recomputing the prefix (model level), and the allocator's memory of the cache against layers
-#   and heads (cache_memory_<device>.csv); options config["bench"]["generation"] (optional: the
-#   defaults of `python -m softlookup.bench.generation` are config.yaml's transformer dims);
+#   recomputing the prefix (model level), the last step's log-log slopes with their intervals over
+#   the repeated timings (kv_step_slopes_<device>.csv), and the allocator's memory of the cache
+#   against layers and heads (cache_memory_<device>.csv); options config["bench"]["generation"]
+#   (optional: the defaults of `python -m softlookup.bench.generation` are config.yaml's
+#   transformer dims);
 # - bench_train_lengths: one training step of the GRU with additive attention and of the
 #   Transformer (the config's gru_additive and transformer, from their first seed's run config)
 #   against sentence length, tokens per batch fixed; options config["bench"]["train_lengths"].
@@ -22,7 +24,7 @@ TRAIN_LENGTHS_PAIR = ["gru_additive", "transformer"]
 TRAIN_LENGTHS = ["train_step_lengths"] if set(TRAIN_LENGTHS_PAIR) <= set(VARIANTS) else []
 BENCH_CSVS = expand(
     "results/bench/{kind}_{device}.csv",
-    kind=["attention", "decode", "generation", "cache_memory", *TRAIN_LENGTHS],
+    kind=["attention", "decode", "generation", "kv_step_slopes", "cache_memory", *TRAIN_LENGTHS],
     device=BENCH_DEVICES,
 ) + measured_bench(config)
 
@@ -73,6 +75,8 @@ rule bench_generation:
     output:
         generation=report("results/bench/generation_{device}.csv",
                           category="Generation benchmarks"),
+        slopes=report("results/bench/kv_step_slopes_{device}.csv",
+                      category="Generation benchmarks"),
         memory=report("results/bench/cache_memory_{device}.csv",
                       category="Generation benchmarks"),
     log:
@@ -88,7 +92,8 @@ rule bench_generation:
         gpu=lambda wildcards: int(wildcards.device == "cuda"),
     shell:
         "{PYTHON}.bench.generation --device {wildcards.device:q} --out {output.generation:q}"
-        " --memory-out {output.memory:q} --threads {threads} {params.options:q} > {log:q} 2>&1"
+        " --slopes-out {output.slopes:q} --memory-out {output.memory:q} --threads {threads}"
+        " {params.options:q} > {log:q} 2>&1"
 
 
 rule bench_train_lengths:
