@@ -221,8 +221,11 @@ def test_a_slope_of_0_52_whose_interval_straddles_0_5_is_not_a_pass():
 
 
 def test_every_timed_step_cost_check_of_d7_reads_an_interval():
-    timed = [raw for raw in checks("D7")
-             if raw.get("bench") == "kv_step_slopes" and raw["column"] == "value"]
+    timed = [
+        raw
+        for raw in checks("D7")
+        if raw.get("bench") == "kv_step_slopes" and raw["column"] == "value"
+    ]
     assert len(timed) == 3 and all(raw["by"] == "interval" for raw in timed)
     point_slopes = [raw for raw in checks("D7") if str(raw.get("column")).startswith("last_step_")]
     assert not point_slopes  # no slope of one timing per setting is left

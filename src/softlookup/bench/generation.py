@@ -173,6 +173,7 @@ def counted_score_cells(model: Transformer) -> Iterator[list[int]]:
     cells: list[int] = []
     layers = [layer.self_attn for layer in model.decoder]
     for attention in layers:
+
         def counting(x, kv, *args, _attend=attention.attend, **kwargs):
             batch, heads, keys, _ = kv[0].shape
             cells.append(batch * heads * x.shape[1] * keys)
@@ -399,8 +400,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--memory-heads", type=int, nargs="+", default=[1, 2, 4, 8],
                    help="heads of d_model / --heads numbers each")
     p.add_argument("--memory-tokens", type=int, default=50, help="cached steps before measuring")
-    p.add_argument("--slopes-out", type=Path,
-                   help="CSV of the last step's log-log slopes with their intervals over repeats")
+    p.add_argument(
+        "--slopes-out",
+        type=Path,
+        help="CSV of the last step's log-log slopes with their intervals over repeats",
+    )
     args = p.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error("--device cuda: torch sees no CUDA device")
@@ -461,8 +465,11 @@ def main(argv: list[str] | None = None) -> None:
                 largest = batch == max(args.batch)  # the one judged: fixed costs matter least
                 for row in slope_rows(by_tokens):
                     write({**provenance(device), "batch": batch, "largest_batch": largest, **row})
-                    print(f"batch {batch:3d}, {row['quantity']}: {row['value']:.2f}"
-                          f" [{row['ci_low']:.2f}, {row['ci_high']:.2f}]", flush=True)
+                    print(
+                        f"batch {batch:3d}, {row['quantity']}: {row['value']:.2f}"
+                        f" [{row['ci_low']:.2f}, {row['ci_high']:.2f}]",
+                        flush=True,
+                    )
     if args.memory_out is not None:
         with csv_rows(args.memory_out, MEMORY_COLUMNS) as write:
             for row in memory_rows(args, device):
