@@ -2,37 +2,47 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pandas as pd
 import pytest
 import torch
+from scipy import stats
 
 from softlookup.bench.generation import (
     COLUMNS,
     MEMORY_COLUMNS,
+    SLOPE_COLUMNS,
     build_random_transformer,
     cache_allocated_bytes,
     compare_ways,
     main,
     next_tokens,
     random_source,
+    slope_rows,
 )
 from softlookup.models import BOS, EOS, PAD
+
+from .claims_file import check, checks
 
 TINY = {"d_model": 16, "heads": 2, "ffn_dim": 32, "layers": 2, "vocab": 50}
 
 
 @pytest.fixture(scope="module")
-def tables(tmp_path_factory) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(generation_cpu.csv, cache_memory_cpu.csv) of the tiny model."""
+def tables(tmp_path_factory) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(generation_cpu.csv, cache_memory_cpu.csv, kv_step_slopes_cpu.csv) of the tiny model."""
     out = tmp_path_factory.mktemp("bench")
     options = [f"--{key.replace('_', '-')}={value}" for key, value in TINY.items()]
     main(
         ["--device", "cpu", "--out", str(out / "generation_cpu.csv"), *options, "--src-len", "5",
-         "--new-tokens", "3", "6", "12", "--batch", "1", "3", "--repeats", "1",
+         "--new-tokens", "3", "6", "12", "--batch", "1", "3", "--repeats", "3",
+         "--slopes-out", str(out / "kv_step_slopes_cpu.csv"),
          "--memory-out", str(out / "cache_memory_cpu.csv"), "--memory-layers", "1", "2", "4",
          "--memory-heads", "1", "2", "4", "--memory-tokens", "6"]
     )  # fmt: skip
-    return pd.read_csv(out / "generation_cpu.csv"), pd.read_csv(out / "cache_memory_cpu.csv")
+    return tuple(pd.read_csv(out / f"{name}_cpu.csv")
+                 for name in ("generation", "cache_memory", "kv_step_slopes"))  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -131,3 +141,91 @@ def test_heads_must_divide_the_width(tmp_path, capsys):
         main(["--device", "cpu", "--out", str(tmp_path / "x.csv"), "--d-model", "10",
               "--heads", "4"])  # fmt: skip
     assert "--d-model 10 is not a multiple of --heads 4" in capsys.readouterr().err
+
+
+# ---- linear vs quadratic: counted from the shapes, timed with an interval (issue 33) -----------
+
+
+def test_score_cells_of_the_last_token_are_t_with_the_cache_and_t_squared_without(table):
+    """Per sentence, summed over layers and heads: one query against t keys, or t against t."""
+    per_token = TINY["layers"] * TINY["heads"]
+    assert table.score_cells_cache.tolist() == (per_token * table.new_tokens).tolist()
+    assert table.score_cells_recompute.tolist() == (per_token * table.new_tokens**2).tolist()
+
+
+def test_a_cache_that_recomputes_is_counted_as_recomputing():
+    """The count reads the shapes the attention receives, not the model's intent: a 'cache'
+    that reruns the prefix computes t^2 cells, and the counted slope's check (1 exactly) fails."""
+    model = build_random_transformer(**TINY, max_len=16, seed=0)
+    src = random_source(1, 5, TINY["vocab"], seed=0)
+    honest_start = model.start_decoding
+
+    def rerunning_start(src, use_cache=True):  # a cache's state whose every step reruns the prefix
+        state = honest_start(src, use_cache=False)
+        return {**state, "self_kv": [], "cross_kv": []} if use_cache else state
+
+    model.start_decoding = rerunning_start
+    cells = [compare_ways(model, src, n).score_cells_cache for n in (4, 8)]
+    assert cells == [TINY["layers"] * TINY["heads"] * n**2 for n in (4, 8)]
+    slope = math.log(cells[1] / cells[0]) / math.log(2)
+    counted = check("D7", bench="generation", column="score_cells_cache")
+    assert abs(slope - counted["expected"]) > counted["tolerance"]
+
+
+def test_slopes_come_from_repeated_timings_with_an_interval(tables):
+    slopes = tables[2]
+    assert list(slopes.columns) == SLOPE_COLUMNS
+    assert sorted(slopes.quantity.unique()) == [
+        "last_step_cache_slope", "last_step_recompute_slope", "last_step_time_ratio_slope"
+    ]  # fmt: skip
+    assert (slopes.repeats == 3).all() and (slopes.points == 3).all()
+    assert (slopes.ci_low <= slopes.value).all() and (slopes.value <= slopes.ci_high).all()
+    assert (slopes.ci_high > slopes.ci_low).all()  # three timings never agree to the last bit
+    assert slopes.groupby("batch").largest_batch.first().to_dict() == {1: False, 3: True}
+
+
+def timings(slopes_by_repetition: list[float], tokens=(25, 50, 100, 200)) -> dict:
+    """last_steps for slope_rows: a flat cache and a recompute whose time grows as n^slope, one
+    slope per repetition."""
+    return {n: {"cache": [1e-3] * len(slopes_by_repetition),
+                "recompute": [1e-3 * n**slope for slope in slopes_by_repetition]}
+            for n in tokens}  # fmt: skip
+
+
+def test_slope_interval_is_the_t_interval_of_the_repetitions_slopes():
+    per_repetition = [0.9, 1.1, 1.3]
+    rows = {row["quantity"]: row for row in slope_rows(timings(per_repetition))}
+    ratio = rows["last_step_time_ratio_slope"]
+    half = stats.t.ppf(0.975, 2) * np.std(per_repetition, ddof=1) / math.sqrt(3)
+    assert ratio["value"] == pytest.approx(1.1)
+    assert (ratio["ci_low"], ratio["ci_high"]) == pytest.approx((1.1 - half, 1.1 + half))
+    assert rows["last_step_cache_slope"]["value"] == pytest.approx(0.0, abs=1e-12)
+    assert (ratio["repeats"], ratio["points"]) == (3, 4)
+    single = slope_rows(timings([1.0]))[0]
+    assert single["value"] == pytest.approx(1.0) and math.isnan(single["ci_low"])
+
+
+def test_a_slope_of_0_52_whose_interval_straddles_0_5_is_not_a_pass():
+    """Issue 33: the old check passed on the point 0.52 > 0.5. D7's headline now reads the
+    interval over repetitions: straddling the bar, the timings cannot separate the two ways."""
+    headline = check("D7", headline=True)
+    assert (headline["bench"], headline["by"]) == ("kv_step_slopes", "interval")
+    assert (headline["op"], headline["expected"]) == ("above", 0.5)
+    assert headline["where"] == {"quantity": "last_step_time_ratio_slope", "largest_batch": True}
+    (ratio,) = [row for row in slope_rows(timings([0.30, 0.52, 0.74]))
+                if row["quantity"] == headline["where"]["quantity"]]  # fmt: skip
+    assert ratio["value"] > headline["expected"]  # the old point rule: a pass
+    assert ratio["ci_low"] < headline["expected"] < ratio["ci_high"]  # by interval: inconclusive
+    settled = slope_rows(timings([0.95, 1.0, 1.05]))[0]
+    assert settled["ci_low"] > headline["expected"]  # an interval wholly above the bar passes
+
+
+def test_every_timed_step_cost_check_of_d7_reads_an_interval():
+    timed = [
+        raw
+        for raw in checks("D7")
+        if raw.get("bench") == "kv_step_slopes" and raw["column"] == "value"
+    ]
+    assert len(timed) == 3 and all(raw["by"] == "interval" for raw in timed)
+    point_slopes = [raw for raw in checks("D7") if str(raw.get("column")).startswith("last_step_")]
+    assert not point_slopes  # no slope of one timing per setting is left

@@ -21,6 +21,8 @@ from softlookup.probes import (
 )
 from softlookup.probes.common import cli_options, weights_from_scores
 
+from .claims_file import check, checks, decisive
+
 
 def softmax(scores: np.ndarray) -> np.ndarray:
     exp = np.exp(scores - scores.max(axis=-1, keepdims=True))
@@ -295,3 +297,128 @@ def test_config_settings_become_cli_options():
     spread.add_arguments(parser)
     args = parser.parse_args(options)
     assert (args.seed, args.dims, args.n_pairs) == (3, [4, 16], 100)
+
+
+# ---- checks of the claims' own words (issue 33): A1's numbers, B2's saturated rows, B5's flat rows
+
+
+def judged(raw: dict, frame: pd.DataFrame) -> list[bool]:
+    """Each cell of a claims.yaml probe check (approx, above or below) against a probe frame;
+    the test's own reading of the file's thresholds, not the ledger's code."""
+    cells = [({}, raw["expected"])]
+    if "grid" in raw:
+        ((axis, labels),) = raw["grid"].items()
+        cells = [({axis: label}, expected)
+                 for label, expected in zip(labels, raw["expected"], strict=True)]  # fmt: skip
+    verdicts = []
+    for extra, expected in cells:
+        measured = value(frame, raw["quantity"], **{**raw.get("where", {}), **extra})
+        if "ratio_to" in raw:
+            measured /= value(
+                frame, raw["quantity"], **{**raw["where"], **extra, **raw["ratio_to"]}
+            )
+        op = raw.get("op", "approx")
+        verdicts.append(abs(measured - expected) <= raw.get("tolerance", 0) + 1e-12
+                        if op == "approx" else (measured > expected) == (op == "above"))  # fmt: skip
+    return verdicts
+
+
+def test_a1_headline_is_the_printed_weights_and_a_wrong_reconstruction_fails(monkeypatch):
+    """The old headline, 'output moves > 0', passes for any keys; the worked example's own
+    numbers do not: a third key of (1, 1.2) instead of (1, 1) breaks the tie the essay prints."""
+    headline = check("A1", headline=True)
+    assert headline["quantity"] == "weight" and headline["expected"] == [0.422, 0.155, 0.422]
+    assert check("A1", quantity="output_shift")["op"] == "report"
+    assert all(judged(headline, worked_examples.measure().frame()))
+    monkeypatch.setattr(worked_examples, "SOFT_LOOKUP_KEYS", ((2.0, 0.0), (0.0, 1.0), (1.0, 1.2)))
+    wrong = worked_examples.measure().frame()
+    assert value(wrong, "output_shift", example="soft_lookup_moved") > 0  # the old check: a pass
+    assert not all(judged(headline, wrong))
+    tie = check("A1", quantity="largest_weight_item", where={"example": "soft_lookup"})
+    assert not all(judged(tie, wrong))
+
+
+def test_a1_item_one_wins_and_the_output_moves_toward_its_value(examples):
+    keys = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    values = np.array([[10.0, 5.0], [0.0, 10.0], [5.0, 0.0]])
+    before, after = (softmax(keys @ np.array(q)) @ values for q in ((1.0, 1.0), (1.0, 0.0)))
+    for example, distance in (("soft_lookup", before), ("soft_lookup_moved", after)):
+        got = value(examples, "distance_to_value", example=example, col="1")
+        assert got == pytest.approx(np.linalg.norm(distance - values[0]))
+    assert value(examples, "largest_weight_item", example="soft_lookup") == 0  # 1 and 3 tie
+    assert value(examples, "largest_weight_item", example="soft_lookup_moved") == 1
+    for quantity in ("largest_weight_item", "distance_to_value"):
+        for raw in checks("A1"):
+            if raw.get("quantity") == quantity:
+                assert all(judged(raw, examples)), raw
+
+
+def test_b2_gradient_is_judged_on_the_saturated_rows_at_a_stated_number_of_keys():
+    """Over every row the ratio measures the share of saturated rows (it moves with the number
+    of keys, and fails the 0.1 bar at 3 and 16 keys alike); over the saturated rows it is the
+    gradient the essay speaks of."""
+    judged_check = check("B2", quantity="saturated_score_gradient_ratio")
+    assert judged_check["where"] == {"d": "64"} and judged_check["op"] == "below"
+    assert check("B2", quantity="param_n_keys", op=None)["expected"] == 3
+    assert check("B2", quantity="mean_score_gradient_norm")["op"] == "report"
+    for n_keys in (3, 16):
+        frame = saturation.measure_saturation([64], 600, n_keys, 0.95, seed=0).frame()
+        every_row = value(frame, "mean_score_gradient_norm", d="64", scaling="unscaled") / value(
+            frame, "mean_score_gradient_norm", d="64", scaling="scaled")  # fmt: skip
+        assert every_row > judged_check["expected"]  # the old check's number
+        assert all(judged(judged_check, frame)), n_keys
+
+
+def test_b2_saturated_gradient_ratio_by_hand():
+    n_rows, n_keys, d = 300, 3, 64
+    frame = saturation.measure_saturation([d], n_rows, n_keys, 0.95, seed=2).frame()
+    gen = saturation.generator(2, d)  # the probe's draws, in its order
+    q = torch.randn(n_rows, 1, 1, d, generator=gen)[:, 0, 0]
+    k = torch.randn(n_rows, 1, n_keys, d, generator=gen)[:, 0]
+    scores = (k @ q[:, :, None])[..., 0]  # (n_rows, n_keys)
+    weights = {"unscaled": torch.softmax(scores, -1), "scaled": torch.softmax(scores / 8, -1)}
+    norms = {s: saturation.score_gradient_norm(w, gen) for s, w in weights.items()}
+    saturated = weights["unscaled"].max(-1).values > 0.95
+    expected = norms["unscaled"][saturated].mean() / norms["scaled"].mean()
+    got = value(frame, "saturated_score_gradient_ratio", d=str(d))
+    assert got == pytest.approx(float(expected), rel=1e-5)
+
+
+def test_relative_distance_from_the_mean_by_hand():
+    values = torch.tensor([[0.0, 0.0], [2.0, 0.0], [1.0, 3.0]], dtype=torch.float64)
+    mean = values.mean(0)
+    spread = (values - mean).norm(dim=-1).mean()
+    out = torch.stack([mean, values[1]])  # a flat row's output, a one-hot row's
+    got = diagnostics.relative_distance_from_mean(out, values)
+    torch.testing.assert_close(
+        got,
+        torch.stack([torch.tensor(0.0, dtype=torch.float64), (values[1] - mean).norm() / spread]),
+    )
+
+
+def test_b5_flat_rows_do_nothing_is_judged_and_the_identity_is_not():
+    frame = diagnostics.measure_diagnostics(400, 16, 32, [2.0], seed=0).frame()
+    flat_checks = [raw for raw in decisive("B5") if "distance_from_mean" in raw.get("quantity", "")]
+    assert {raw["where"]["row"] for raw in flat_checks} == {"the", "flat", "spiked"}
+    for raw in flat_checks:
+        assert all(judged(raw, frame)), raw
+    rises = value(frame, "frac_rows_big_key_weight_rises", example="random", factor="2.0")
+    assert rises == value(frame, "frac_rows_positive_dot_with_big_key", example="random")
+    identity = [raw for raw in decisive("B5") if raw.get("quantity") == "frac_rows_big_key_weight_rises"
+                and raw["where"]["example"] == "random"]  # fmt: skip
+    assert not identity  # the share with q.k > 0 decides nothing
+
+
+def test_b5_flat_rows_that_do_something_fail(monkeypatch):
+    """If a flat row's output were not about the mean (here: every output the value of the
+    best-scoring key, whatever the weights), the flat-rows check fails."""
+    honest = diagnostics.attend
+
+    def hard_outputs(q, k, v, **options):
+        _, weights = honest(q, k, v, **options)
+        return v[weights.argmax(dim=-1)], weights
+
+    monkeypatch.setattr(diagnostics, "attend", hard_outputs)
+    frame = diagnostics.measure_diagnostics(400, 16, 32, [2.0], seed=0).frame()
+    flat = check("B5", quantity="mean_relative_distance_from_mean", where={"row": "flat"})
+    assert not all(judged(flat, frame))

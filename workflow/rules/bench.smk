@@ -4,9 +4,14 @@
 #   config["bench"][device], passed to `python -m softlookup.bench.kernels` as CLI options
 #   (seq_lens: [128, 256] -> --seq-lens 128 256);
 # - bench_generation: greedy generation by a whole random-weight Transformer with its KV cache vs
-#   recomputing the prefix (model level), and the allocator's memory of the cache against layers
-#   and heads (cache_memory_<device>.csv); options config["bench"]["generation"] (optional: the
-#   defaults of `python -m softlookup.bench.generation` are config.yaml's transformer dims);
+#   recomputing the prefix (model level), the last step's log-log slopes with their intervals over
+#   the repeated timings (kv_step_slopes_<device>.csv), and the allocator's memory of the cache
+#   against layers and heads (cache_memory_<device>.csv); options config["bench"]["generation"]
+#   (optional: the defaults of `python -m softlookup.bench.generation` are config.yaml's
+#   transformer dims);
+# - bench_score_step: one decoder step of the GRU's attention with each score (additive, dot,
+#   general), timed over repeated calls with intervals, and its FLOPs counted from the shapes
+#   (claim D2's "cheaper"); the width is the config's gru_additive hidden_dim;
 # - bench_train_lengths: one training step of the GRU with additive attention and of the
 #   Transformer (the config's gru_additive and transformer, from their first seed's run config)
 #   against sentence length, tokens per batch fixed; options config["bench"]["train_lengths"].
@@ -22,7 +27,8 @@ TRAIN_LENGTHS_PAIR = ["gru_additive", "transformer"]
 TRAIN_LENGTHS = ["train_step_lengths"] if set(TRAIN_LENGTHS_PAIR) <= set(VARIANTS) else []
 BENCH_CSVS = expand(
     "results/bench/{kind}_{device}.csv",
-    kind=["attention", "decode", "generation", "cache_memory", *TRAIN_LENGTHS],
+    kind=["attention", "decode", "generation", "kv_step_slopes", "cache_memory", "score_step",
+          *TRAIN_LENGTHS],
     device=BENCH_DEVICES,
 ) + measured_bench(config)
 
@@ -73,6 +79,8 @@ rule bench_generation:
     output:
         generation=report("results/bench/generation_{device}.csv",
                           category="Generation benchmarks"),
+        slopes=report("results/bench/kv_step_slopes_{device}.csv",
+                      category="Generation benchmarks"),
         memory=report("results/bench/cache_memory_{device}.csv",
                       category="Generation benchmarks"),
     log:
@@ -88,7 +96,33 @@ rule bench_generation:
         gpu=lambda wildcards: int(wildcards.device == "cuda"),
     shell:
         "{PYTHON}.bench.generation --device {wildcards.device:q} --out {output.generation:q}"
-        " --memory-out {output.memory:q} --threads {threads} {params.options:q} > {log:q} 2>&1"
+        " --slopes-out {output.slopes:q} --memory-out {output.memory:q} --threads {threads}"
+        " {params.options:q} > {log:q} 2>&1"
+
+
+def score_step_options():
+    """The GRU's width (models.gru_additive's hidden_dim), where the config has that model."""
+    model = config["models"].get("gru_additive", {})
+    return bench_options({"dim": model["hidden_dim"]} if "hidden_dim" in model else {})
+
+
+rule bench_score_step:
+    output:
+        report("results/bench/score_step_{device}.csv", category="Generation benchmarks"),
+    log:
+        "results/logs/bench/score_step_{device}.log",
+    benchmark:
+        "results/benchmarks/bench_score_step/{device}.tsv"
+    wildcard_constraints:
+        device="cpu|cuda",
+    params:
+        options=score_step_options(),
+    threads: config["bench"]["threads"]
+    resources:
+        gpu=lambda wildcards: int(wildcards.device == "cuda"),
+    shell:
+        "{PYTHON}.bench.score_step --device {wildcards.device:q} --out {output:q}"
+        " --threads {threads} {params.options:q} > {log:q} 2>&1"
 
 
 rule bench_train_lengths:

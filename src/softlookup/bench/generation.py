@@ -2,6 +2,7 @@
 
     python -m softlookup.bench.generation --device cpu --out results/bench/generation_cpu.csv \\
         --new-tokens 25 50 100 200 --batch 1 --repeats 3 \\
+        --slopes-out results/bench/kv_step_slopes_cpu.csv \\
         --memory-out results/bench/cache_memory_cpu.csv --memory-layers 1 2 4 --memory-heads 1 2 4 8
 
 A Transformer built by `softlookup.models.build_model` with seeded random weights (dims default to
@@ -19,8 +20,19 @@ difference over the steps both ways were fed the same tokens, the KV cache's siz
 (self-attention keys and values: 2 x layers x batch x heads x d_k x tokens numbers; the
 cross-attention keys and values are computed once per sentence and reported apart), and the time
 of the first and of the last step of each way (medians over repeats): flat with the cache, growing
-with the prefix without.
+with the prefix without. Beside the timings, a count that no machine load can move: the score
+cells the decoder's self-attention computes for the last generated token, per sentence, summed
+over layers and heads, read off the shapes each self-attention call receives (B x heads x Nq x Nk;
+with the cache one query against t keys, L H t cells; recomputing t queries against t keys,
+L H t^2, the masked half included as a materialised table holds it).
 On CUDA every step is synchronised so that it can be timed alone.
+
+The --slopes-out CSV judges the step cost with an interval: per batch (`largest_batch` marks the
+one judged, where fixed per-call costs weigh least) and per repetition of the timing, the log-log
+slope of the last step's time against the prefix length over the settings' new_tokens (recompute
+/ cache, cache, recompute); value = the mean over the repetitions, ci_low and ci_high its 95% t
+interval (df = repetitions - 1; NaN with one repetition). A slope whose interval straddles a
+threshold cannot tell the two ways apart on this machine.
 
 Memory is measured, not computed from the tensors' shapes: `cache_allocated_bytes` is what the
 allocator still holds after the cached decoding steps, with the decoding state alive and every
@@ -34,16 +46,20 @@ model, after --memory-tokens steps (column `swept`: layers or heads).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
+import math
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch.profiler import ProfilerActivity
 
+from ..evaluate.intervals import interval
 from ..models import BOS, EOS, PAD, Transformer, build_model
 from .timing import PROVENANCE_COLUMNS, csv_rows, provenance, synchronize
 
@@ -72,6 +88,8 @@ COLUMNS = [
     "last_step_cache_s",
     "first_step_recompute_s",
     "last_step_recompute_s",
+    "score_cells_cache",
+    "score_cells_recompute",
 ]
 
 
@@ -143,20 +161,59 @@ class Comparison:
     max_abs_logprob_diff: float  # over the steps whose inputs were the same for both ways
     cache_bytes: int  # self-attention keys and values held at the end
     cross_kv_bytes: int  # cross-attention keys and values, computed once per sentence
+    score_cells_cache: int  # self-attention score cells of the last token, per sentence
+    score_cells_recompute: int
+
+
+@contextlib.contextmanager
+def counted_score_cells(model: Transformer) -> Iterator[list[int]]:
+    """While open, every decoder self-attention call appends the score cells it computes,
+    B x heads x Nq x Nk, read off the queries it is given (B,Nq,d_model) and its keys
+    (B,heads,Nk,d_k)."""
+    cells: list[int] = []
+    layers = [layer.self_attn for layer in model.decoder]
+    for attention in layers:
+
+        def counting(x, kv, *args, _attend=attention.attend, **kwargs):
+            batch, heads, keys, _ = kv[0].shape
+            cells.append(batch * heads * x.shape[1] * keys)
+            return _attend(x, kv, *args, **kwargs)
+
+        attention.attend = counting  # an instance attribute shadows the method
+    try:
+        yield cells
+    finally:
+        for attention in layers:
+            del attention.attend
+
+
+def last_step_cells(model: Transformer, tokens: torch.Tensor, state: dict):
+    """decode_step(tokens, state) -> (log-probabilities, next state, self-attention score cells
+    of this step per sentence)."""
+    with counted_score_cells(model) as cells:
+        log_probs, state = model.decode_step(tokens, state)
+    return log_probs, state, sum(cells) // tokens.shape[0]
 
 
 @torch.no_grad()
 def compare_ways(model: Transformer, src: torch.Tensor, new_tokens: int) -> Comparison:
-    """Generate with and without the cache in lockstep and compare what they produce."""
+    """Generate with and without the cache in lockstep and compare what they produce; count the
+    score cells of the last step of each way."""
     cached = model.start_decoding(src, use_cache=True)
     recomputed = model.start_decoding(src, use_cache=False)
     tokens_cached = tokens_recomputed = torch.full(
         (src.shape[0],), BOS, dtype=torch.long, device=src.device
     )  # (B,)
     identical, difference = True, 0.0
-    for _ in range(new_tokens):
-        log_probs_cached, cached = model.decode_step(tokens_cached, cached)  # (B,V)
-        log_probs_recomputed, recomputed = model.decode_step(tokens_recomputed, recomputed)
+    for step in range(new_tokens):
+        if step < new_tokens - 1:
+            log_probs_cached, cached = model.decode_step(tokens_cached, cached)  # (B,V)
+            log_probs_recomputed, recomputed = model.decode_step(tokens_recomputed, recomputed)
+        else:
+            log_probs_cached, cached, cells_cached = last_step_cells(model, tokens_cached, cached)
+            log_probs_recomputed, recomputed, cells_recomputed = last_step_cells(
+                model, tokens_recomputed, recomputed
+            )
         if identical:  # both ways have read the same tokens so far
             gap = (log_probs_cached - log_probs_recomputed).abs().max().item()
             difference = max(difference, gap)
@@ -170,6 +227,8 @@ def compare_ways(model: Transformer, src: torch.Tensor, new_tokens: int) -> Comp
         max_abs_logprob_diff=difference,
         cache_bytes=kv_bytes(cached["self_kv"]),
         cross_kv_bytes=kv_bytes(cached["cross_kv"]),
+        score_cells_cache=cells_cached,
+        score_cells_recompute=cells_recomputed,
     )
 
 
@@ -212,21 +271,25 @@ def kv_bytes(per_layer: list[tuple[torch.Tensor, torch.Tensor]]) -> int:
     return sum(keys.nbytes + values.nbytes for keys, values in per_layer)
 
 
+WAYS = ("cache", "recompute")
+
+
 def measure(
     model: Transformer, src: torch.Tensor, new_tokens: int, repeats: int
-) -> dict[str, float | bool | int]:
-    """The measured columns of one row; the comparison run doubles as the warm-up."""
+) -> tuple[dict[str, float | bool | int], dict[str, list[float]]]:
+    """(the measured columns of one row, each way's last-step time of every repetition); the
+    comparison run doubles as the warm-up."""
     comparison = compare_ways(model, src, new_tokens)
-    runs = {"cache": [], "recompute": []}
+    runs = {way: [] for way in WAYS}
     for _ in range(repeats):  # the two ways alternate, so drifts in machine load hit both
-        for way, use_cache in (("cache", True), ("recompute", False)):
-            runs[way].append(timed_generation(model, src, new_tokens, use_cache))
+        for way in WAYS:
+            runs[way].append(timed_generation(model, src, new_tokens, way == "cache"))
     row = {}
     for way, timings in runs.items():
         row[f"time_{way}_s"] = statistics.median(t.total_s for t in timings)
         row[f"first_step_{way}_s"] = statistics.median(t.step_s[0] for t in timings)
         row[f"last_step_{way}_s"] = statistics.median(t.step_s[-1] for t in timings)
-    return {
+    measured = {
         **row,
         "speedup": row["time_recompute_s"] / row["time_cache_s"],
         "identical": comparison.identical,
@@ -234,7 +297,49 @@ def measure(
         "cache_bytes": comparison.cache_bytes,
         "cache_allocated_bytes": cache_allocated_bytes(model, src, new_tokens),
         "cross_kv_bytes": comparison.cross_kv_bytes,
+        "score_cells_cache": comparison.score_cells_cache,
+        "score_cells_recompute": comparison.score_cells_recompute,
     }
+    return measured, {way: [t.step_s[-1] for t in timings] for way, timings in runs.items()}
+
+
+SLOPE_COLUMNS = [
+    *PROVENANCE_COLUMNS, "batch", "largest_batch", "quantity", "points", "repeats", "value",
+    "ci_low", "ci_high",
+]  # fmt: skip
+SLOPES = {  # quantity -> the last step's time of each repetition it fits, as a function of both
+    "last_step_time_ratio_slope": lambda cache, recompute: recompute / cache,
+    "last_step_cache_slope": lambda cache, recompute: cache,
+    "last_step_recompute_slope": lambda cache, recompute: recompute,
+}
+
+
+def loglog_slope(x: list[int], y: np.ndarray) -> float:
+    """Least-squares slope of log y against log x."""
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def slope_rows(last_steps: dict[int, dict[str, list[float]]]) -> list[dict]:
+    """One row per quantity of SLOPES: over the prefix lengths of `last_steps` (new_tokens ->
+    way -> the last step's time of each repetition), the log-log slope of each repetition, then
+    their mean with its 95% t interval (df = repetitions - 1; NaN with one repetition)."""
+    tokens = sorted(last_steps)
+    repeats = min(len(times) for by_way in last_steps.values() for times in by_way.values())
+    rows = []
+    for quantity, of in SLOPES.items():
+        slopes = np.array([
+            loglog_slope(tokens, np.array([of(last_steps[n]["cache"][r],
+                                              last_steps[n]["recompute"][r]) for n in tokens]))
+            for r in range(repeats)
+        ])  # fmt: skip
+        value = float(slopes.mean())
+        if repeats > 1:
+            low, high = interval(value, float(slopes.std(ddof=1)) / math.sqrt(repeats), repeats - 1)
+        else:
+            low = high = math.nan
+        rows.append({"quantity": quantity, "points": len(tokens), "repeats": repeats,
+                     "value": value, "ci_low": low, "ci_high": high})  # fmt: skip
+    return rows
 
 
 MEMORY_COLUMNS = [
@@ -295,6 +400,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--memory-heads", type=int, nargs="+", default=[1, 2, 4, 8],
                    help="heads of d_model / --heads numbers each")
     p.add_argument("--memory-tokens", type=int, default=50, help="cached steps before measuring")
+    p.add_argument(
+        "--slopes-out",
+        type=Path,
+        help="CSV of the last step's log-log slopes with their intervals over repeats",
+    )
     args = p.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error("--device cuda: torch sees no CUDA device")
@@ -335,10 +445,11 @@ def main(argv: list[str] | None = None) -> None:
         "src_len": args.src_len,
         "repeats": args.repeats,
     }
+    last_steps = {batch: {} for batch in args.batch}  # batch -> new_tokens -> way -> times
     with csv_rows(args.out, COLUMNS) as write:
         for batch, new_tokens in itertools.product(args.batch, args.new_tokens):
             src = random_source(batch, args.src_len, args.vocab, args.seed).to(device)  # (B,S)
-            measured = measure(model, src, new_tokens, args.repeats)
+            measured, last_steps[batch][new_tokens] = measure(model, src, new_tokens, args.repeats)
             row = {**settings, "batch": batch, "new_tokens": new_tokens, **measured}
             write(row)
             print(
@@ -348,6 +459,17 @@ def main(argv: list[str] | None = None) -> None:
                 f" identical={row['identical']}, cache {row['cache_bytes'] / 2**20:.2f} MiB",
                 flush=True,
             )
+    if args.slopes_out is not None:
+        with csv_rows(args.slopes_out, SLOPE_COLUMNS) as write:
+            for batch, by_tokens in last_steps.items():
+                largest = batch == max(args.batch)  # the one judged: fixed costs matter least
+                for row in slope_rows(by_tokens):
+                    write({**provenance(device), "batch": batch, "largest_batch": largest, **row})
+                    print(
+                        f"batch {batch:3d}, {row['quantity']}: {row['value']:.2f}"
+                        f" [{row['ci_low']:.2f}, {row['ci_high']:.2f}]",
+                        flush=True,
+                    )
     if args.memory_out is not None:
         with csv_rows(args.memory_out, MEMORY_COLUMNS) as write:
             for row in memory_rows(args, device):

@@ -5,6 +5,12 @@ and, over random rows with temperatures spread from flat to spiked, the rank cor
 row's entropy and how far its output moves from the plain mean of the values (a flat row returns
 about the mean, "doing nothing").
 
+"Flat rows do nothing", in numbers: a row's distance from the mean, relative (its output's
+distance from the plain mean of the values, in units of the values' own mean distance from that
+mean: 0 = the mean, about 1 = as far off as a typical value). Per row of the four-word example,
+and over the random rows the mean for the flat ones (normalised entropy above FLAT) and for the
+spiked ones (below SPIKED), with how many rows each class holds.
+
 Big key: scale one key by a factor and watch every row. In the four-word example (all entries
 positive) the key of "river" is scaled; on random tokens, the key of token 0. Per factor: the
 fraction of rows whose weights move, the fraction whose weight on the big key rises, and the
@@ -22,6 +28,13 @@ from .common import TidyRows, attend, float_list, generator, row_entropy, run_pr
 from .worked_examples import WORDS, river_bank_inputs
 
 MOVE_THRESHOLD = 1e-3  # L1 change of a weight row that counts as "moved"
+FLAT, SPIKED = 0.99, 0.5  # normalised entropy above which a row is flat, below which spiked
+
+
+def relative_distance_from_mean(out: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """out (R,dv), values (Nk,dv) -> (R,): |out - mean(values)| / mean_j |values_j - mean|."""
+    mean = values.mean(dim=0)
+    return (out - mean).norm(dim=-1) / (values - mean).norm(dim=-1).mean()
 
 
 def rank_correlation(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -33,21 +46,30 @@ def rank_correlation(a: torch.Tensor, b: torch.Tensor) -> float:
 
 def measure_entropy(rows: TidyRows, gen: torch.Generator, n_rows: int, n_keys: int, width: int):
     q, k, v = river_bank_inputs()
-    _, weights = attend(q, k, v)
-    for word, entropy in zip(WORDS, row_entropy(weights) / math.log(len(WORDS)), strict=True):
+    out, weights = attend(q, k, v)
+    entropies = row_entropy(weights) / math.log(len(WORDS))
+    distances = relative_distance_from_mean(out, v)
+    for word, entropy, distance in zip(WORDS, entropies, distances, strict=True):
         rows.add("normalised_entropy", entropy, example="river_bank", row=word)
+        rows.add("relative_distance_from_mean", distance, example="river_bank", row=word)
 
     temperature = torch.exp(torch.empty(n_rows, 1).uniform_(-3, 2, generator=gen))  # (R,1)
     queries = torch.randn(n_rows, width, generator=gen) * temperature  # (R,width)
     keys = torch.randn(n_keys, width, generator=gen)
     values = torch.randn(n_keys, width, generator=gen)
     out, weights = attend(queries, keys, values)  # (R,width), (R,n_keys)
-    distance_from_mean = (out - values.mean(dim=0)).norm(dim=-1)
+    distance_from_mean = relative_distance_from_mean(out, values)  # (R,)
     rows.add(
         "entropy_vs_output_shift_rank_correlation",
         rank_correlation(row_entropy(weights), distance_from_mean),
         example="random",
     )
+    normalised = row_entropy(weights) / math.log(n_keys)  # (R,)
+    for kind, rows_of_kind in (("flat", normalised > FLAT), ("spiked", normalised < SPIKED)):
+        rows.add("rows_of_kind", rows_of_kind.sum(), example="random", row=kind)
+        if rows_of_kind.any():
+            rows.add("mean_relative_distance_from_mean", distance_from_mean[rows_of_kind].mean(),
+                     example="random", row=kind)  # fmt: skip
 
 
 def big_key_rows(rows: TidyRows, example: str, q, k, v, big: int, factors: list[float]) -> None:

@@ -8,6 +8,13 @@ scales every gradient that flows back through the softmax (also its median, its 
 saturated rows only, and the norm of an actual autograd gradient with respect to the scores for a
 random upstream gradient). Also, per scaling, the range of mean
 entropy across d (small when sharpness does not depend on d).
+
+The essay's gradient sentence speaks of the rows "when one weight is almost exactly 1", so per d
+`saturated_score_gradient_ratio` compares those rows alone: the mean autograd gradient norm of
+the unscaled rows whose largest weight exceeds the threshold, over the mean of every scaled row
+at the same d (what training receives once the scores are scaled). A mean over all rows would
+mix in the unsaturated ones, and so measure the share of saturated rows, which depends on the
+number of keys, as much as the gradient of a saturated row.
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ def measure_saturation(
         q = torch.randn(n_rows, 1, 1, d, generator=gen)  # (B=n_rows, H=1, Nq=1, d)
         k = torch.randn(n_rows, 1, n_keys, d, generator=gen)  # (B, 1, Nk, d)
         v = torch.zeros(n_rows, 1, n_keys, 1)
+        gradients, saturated_rows = {}, {}
         for scaling in SCALINGS:
             _, weights = reference_attention(
                 q, k, v, scale=scale_for(scaling, d), return_weights=True
@@ -71,8 +79,13 @@ def measure_saturation(
             if saturated.any():
                 rows.add("mean_softmax_jacobian_norm_saturated_rows", jacobian[saturated].mean(),
                          **settings)  # fmt: skip
-            rows.add("mean_score_gradient_norm", score_gradient_norm(weights, gen).mean(),
-                     **settings)  # fmt: skip
+            gradients[scaling] = score_gradient_norm(weights, gen)  # (n_rows,)
+            saturated_rows[scaling] = saturated
+            rows.add("mean_score_gradient_norm", gradients[scaling].mean(), **settings)
+        if saturated_rows["unscaled"].any():
+            saturated_gradient = gradients["unscaled"][saturated_rows["unscaled"]].mean()
+            rows.add("saturated_score_gradient_ratio",
+                     saturated_gradient / gradients["scaled"].mean(), d=d)  # fmt: skip
     for scaling, entropies in mean_entropy.items():
         rows.add("entropy_range_across_d", max(entropies) - min(entropies), scaling=scaling)
     return rows

@@ -38,19 +38,36 @@ def inside_triangle(point: torch.Tensor, corners: torch.Tensor) -> bool:
     return bool(b1 >= 0 and b2 >= 0 and b1 + b2 <= 1)
 
 
+SOFT_LOOKUP_KEYS = ((2.0, 0.0), (0.0, 1.0), (1.0, 1.0))  # A1, rebuilt (module docstring)
+SOFT_LOOKUP_VALUES = ((10.0, 5.0), (0.0, 10.0), (5.0, 0.0))
+SOFT_LOOKUP_QUERIES = {"soft_lookup": (1.0, 1.0), "soft_lookup_moved": (1.0, 0.0)}
+
+
+def largest_item(weights: torch.Tensor) -> int:
+    """The 1-based item whose weight in a (N,) row is strictly the largest; 0 for a tie."""
+    top = weights.max()
+    winners = torch.nonzero(weights >= top - 1e-12).flatten()
+    return int(winners[0]) + 1 if len(winners) == 1 else 0
+
+
 def soft_lookup(rows: TidyRows) -> None:
-    """A1: one query, three key-value pairs, unscaled scores; then the query moves."""
-    keys = torch.tensor([[2.0, 0.0], [0.0, 1.0], [1.0, 1.0]], dtype=DTYPE)
-    values = torch.tensor([[10.0, 5.0], [0.0, 10.0], [5.0, 0.0]], dtype=DTYPE)
+    """A1: one query, three key-value pairs, unscaled scores; then the query moves. Beside the
+    printed figures, the essay's words: items 1 and 3 tie, after the move item 1 wins and the
+    output moves toward item 1's value (its distance from that value, before and after)."""
+    keys = torch.tensor(SOFT_LOOKUP_KEYS, dtype=DTYPE)  # (3,2)
+    values = torch.tensor(SOFT_LOOKUP_VALUES, dtype=DTYPE)  # (3,2)
     items = ("1", "2", "3")
     outputs = {}
-    for example, query in (("soft_lookup", (1.0, 1.0)), ("soft_lookup_moved", (1.0, 0.0))):
+    for example, query in SOFT_LOOKUP_QUERIES.items():
         q = torch.tensor([query], dtype=DTYPE)  # (1,2)
         out, weights = attend(q, keys, values, scale=1.0)
         add_matrix(rows, "score", example, q @ keys.T, ("q",), items)
         add_matrix(rows, "weight", example, weights, ("q",), items)
         add_matrix(rows, "output", example, out, ("q",), ("1", "2"))
         rows.add("inside_value_triangle", inside_triangle(out[0], values), example=example)
+        rows.add("largest_weight_item", largest_item(weights[0]), example=example, row="q")
+        rows.add("distance_to_value", (out[0] - values[0]).norm(), example=example, row="q",
+                 col="1")  # fmt: skip
         outputs[example] = out[0]
     shift = outputs["soft_lookup_moved"] - outputs["soft_lookup"]
     rows.add("output_shift", shift.norm(), example="soft_lookup_moved", row="q")
