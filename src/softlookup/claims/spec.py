@@ -42,7 +42,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "claims.schema.yaml"
+from ..paths import CLAIMS_SCHEMA
+
 GROUPS = {"A": "worked arithmetic", "B": "statistical", "C": "counting", "D": "empirical"}
 
 
@@ -181,7 +182,7 @@ class Claim:
 
 @cache
 def schema() -> dict:
-    return yaml.safe_load(SCHEMA.read_text())
+    return yaml.safe_load(CLAIMS_SCHEMA.read_text())
 
 
 def _location(document: dict, path: list) -> str:

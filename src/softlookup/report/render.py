@@ -24,13 +24,12 @@ import jinja2
 from markupsafe import Markup
 
 from ..evaluate.compare import p_text, stated_p
+from ..paths import TEMPLATES
 from . import latex
 from .facts import SECTIONS, common
 from .labels import value_text
 from .latex import Tex
 from .study import Study, load
-
-TEMPLATES = Path(__file__).resolve().parents[3] / "paper" / "sections"
 
 
 def finalize(value: object) -> Markup:
