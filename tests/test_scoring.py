@@ -8,16 +8,10 @@ import pandas as pd
 import pytest
 import sacrebleu
 
+from softlookup.data.buckets import bucket_label, bucket_labels, bucket_order
 from softlookup.evaluate import compare as comparing
 from softlookup.evaluate.collect import collect, training_log
-from softlookup.evaluate.score import (
-    COLUMNS,
-    bucket_label,
-    bucket_labels,
-    bucket_order,
-    final_point,
-    score_test_set,
-)
+from softlookup.evaluate.score import COLUMNS, final_point, score_test_set
 from softlookup.models.config import parse_model_config
 
 SOURCES = ["ein kurzer satz"] * 30 + [" ".join(["wort"] * 25)] * 25

@@ -27,10 +27,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..data.buckets import ALL, bucket_order
 from ..evaluate.compare import COLUMNS as COMPARISON_COLUMNS
 from ..evaluate.compare import Z95, doubled_tail, stated_p, two_sided_p
-from ..evaluate.score import ALL, bucket_order, final_point
 from ..evaluate.score import COLUMNS as SCORES_COLUMNS
+from ..evaluate.score import final_point
 from .spec import (
     AnalysisCheck,
     Check,

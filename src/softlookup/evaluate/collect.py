@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..data.buckets import ALL
 from ..rundir import read_meta, read_run_config
-from .score import ALL, COLUMNS, FINAL, SETTING_COLUMNS
+from .score import COLUMNS, FINAL, SETTING_COLUMNS
 
 TRAINING_METRICS = [
     "train_tokens_per_s",

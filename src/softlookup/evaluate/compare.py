@@ -54,8 +54,9 @@ import numpy as np
 import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF
 
+from ..data.buckets import ALL, bucket_order, buckets_of
 from ..rundir import read_meta, read_run_config, run_status
-from .score import ALL, FINAL, bucket_order, buckets_of
+from .score import FINAL
 
 COLUMNS = [
     "comparison",
