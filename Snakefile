@@ -1,6 +1,7 @@
 # softlookup: attention as a soft lookup, reproduced. Every number, table and figure of
 # paper/paper.pdf is produced by the rules included below, in pipeline order, from the runs the
 # config names. Rules live in workflow/rules/<stage>.smk; config lookups in common.smk.
+import fnmatch
 from pathlib import Path
 
 from snakemake.logging import logger
@@ -68,31 +69,33 @@ include: "workflow/rules/paper.smk"
 include: "workflow/rules/reference.smk"
 
 
-# Light jobs run where Snakemake runs, never through a cluster queue: fetching needs the network
-# (compute nodes often lack it), the LaTeX build needs TeX; the others take seconds.
-localrules:
-    all,
-    fetch_corpus_file,
-    run_config,
-    collect_scores,
-    compare,
-    probe_figures,
-    claims_ledger,
-    figure_scores,
-    figure_training,
-    figure_cost,
-    figure_alignment,
-    figure_convergence,
-    paper_config,
-    paper_sections,
-    paper,
-    compare_reference,
-    compare_across,
-
-
 rule all:
     input:
         get_final_output(),
+
+
+# Jobs that go through a cluster queue (profiles/slurm): those that prepare a corpus, build a
+# subword model, train, translate, score or measure (names or glob patterns: prepare_* is every
+# corpus's preparation, data.extra's included). Every other rule is light and runs where Snakemake
+# runs, derived here so that a new rule never reaches the queue unless named: fetching needs the
+# network (compute nodes often lack it), the LaTeX build needs TeX, the rest take seconds.
+# (tests/test_slurm.py: a rule that asks for threads or resources is named here.)
+CLUSTER_RULES = (
+    "prepare_*",
+    "train_bpe*",
+    "train",
+    "translate",
+    "translate_point",
+    "score",
+    "score_point",
+    "attention_maps",
+    "bench_attention",
+    "bench_generation",
+    "bench_train_lengths",
+    "probe",
+)
+workflow.localrules(*(rule.name for rule in workflow.rules
+                      if not any(fnmatch.fnmatchcase(rule.name, p) for p in CLUSTER_RULES)))
 
 
 def last_line(log):

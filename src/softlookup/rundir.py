@@ -12,10 +12,11 @@ the tidy tables (evaluate/collect.py) and the report (report/study.py) both go t
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .atomic import atomic_file
 
 RUN_SEED = re.compile(r"-s(\d+)$")  # a run is <variant>-s<seed>
 
@@ -82,8 +83,6 @@ def run_status(path: Path) -> str:
 
 
 def write_json(data: dict, path: Path) -> None:
-    """Write to a temporary file beside `path`, then rename: a kill never leaves half a file."""
-    path = Path(path)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
-    os.replace(partial, path)
+    """Write whole or not at all (softlookup.atomic): a kill never leaves half a file."""
+    with atomic_file(path) as partial:
+        partial.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
