@@ -7,6 +7,7 @@ from pathlib import Path
 from snakemake.logging import logger
 from snakemake.utils import min_version, validate
 
+from softlookup.claims.references import check_claim_names
 from softlookup.config import ConfigError, check, load_schema, read_config_file
 
 min_version("8.20")
@@ -39,9 +40,13 @@ configfile: "config/config.yaml"
 # Sweep points are checked as merged model configs, test sets against the prepared splits.
 # First the null entries by which a merged config removes one of config.yaml's are dropped
 # (softlookup.config.REMOVABLE: a split, data.join, a joined test set, a comparison...).
+# Then every comparison, test set and probe a claim of config/claims.yaml names must be defined
+# by some config (a misspelt name would leave its check pending without a word); one that this
+# config removes or does not train stays pending in the ledger.
 try:
     check(config, load_schema(workflow.source_path("workflow/schemas/config.schema.yaml")),
           files=[*workflow.configfiles])
+    check_claim_names(config, "config/claims.yaml", files=[*workflow.configfiles])
 except ConfigError as error:
     raise WorkflowError(str(error)) from None
 validate(config, "workflow/schemas/config.schema.yaml")
