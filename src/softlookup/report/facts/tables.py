@@ -131,7 +131,8 @@ def runs(study: Study) -> pd.DataFrame:
                 "final_train_loss": meta.get("final_train_loss"),
                 "best_val_loss": meta.get("best_val_loss"),
                 **scored_settings(scored, name),
-                # a run missing from the scores (not trained yet) keeps its asked settings
+                # the run's own model settings (as trained, else as asked): a run the scores
+                # lack still has them
                 **{key: value for key, value in settings.model.items()
                    if key in SETTINGS and value is not None},
             }
