@@ -299,3 +299,19 @@ def test_a_failed_write_names_the_file_and_the_os_reason(tmp_path, monkeypatch, 
     with pytest.raises(WriteError, match=f"cannot write {tmp_path / 'meta.json'}: {reason}"):
         write_json({"status": "ok"}, tmp_path / "meta.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["best.pt"]
+
+
+def test_a_source_that_cannot_be_read_is_not_called_a_failed_write(tmp_path, monkeypatch):
+    from softlookup.atomic import WriteError
+    from softlookup.models.checkpoint import copy_atomic
+
+    source, target = tmp_path / "best.pt", tmp_path / "model.pt"
+
+    def unreadable(source, target):
+        raise PermissionError(errno.EACCES, "Permission denied", str(source))
+
+    monkeypatch.setattr(shutil, "copyfile", unreadable)
+    with pytest.raises(PermissionError) as failed:
+        copy_atomic(source, target)
+    assert not isinstance(failed.value, WriteError) and failed.value.filename == str(source)
+    assert list(tmp_path.iterdir()) == []
