@@ -1,11 +1,13 @@
 # softlookup: attention as a soft lookup, reproduced. Every number, table and figure of
 # paper/paper.pdf is produced by the rules included below, in pipeline order, from the runs the
 # config names. Rules live in workflow/rules/<stage>.smk; config lookups in common.smk.
+import fnmatch
 from pathlib import Path
 
 from snakemake.logging import logger
 from snakemake.utils import min_version, validate
 
+from softlookup.claims.references import check_claim_names
 from softlookup.config import ConfigError, check, load_schema, read_config_file
 
 min_version("8.20")
@@ -38,9 +40,13 @@ configfile: "config/config.yaml"
 # Sweep points are checked as merged model configs, test sets against the prepared splits.
 # First the null entries by which a merged config removes one of config.yaml's are dropped
 # (softlookup.config.REMOVABLE: a split, data.join, a joined test set, a comparison...).
+# Then every comparison, test set and probe a claim of config/claims.yaml names must be defined
+# by some config (a misspelt name would leave its check pending without a word); one that this
+# config removes or does not train stays pending in the ledger.
 try:
     check(config, load_schema(workflow.source_path("workflow/schemas/config.schema.yaml")),
           files=[*workflow.configfiles])
+    check_claim_names(config, "config/claims.yaml", files=[*workflow.configfiles])
 except ConfigError as error:
     raise WorkflowError(str(error)) from None
 validate(config, "workflow/schemas/config.schema.yaml")
@@ -68,31 +74,33 @@ include: "workflow/rules/paper.smk"
 include: "workflow/rules/reference.smk"
 
 
-# Light jobs run where Snakemake runs, never through a cluster queue: fetching needs the network
-# (compute nodes often lack it), the LaTeX build needs TeX; the others take seconds.
-localrules:
-    all,
-    fetch_corpus_file,
-    run_config,
-    collect_scores,
-    compare,
-    probe_figures,
-    claims_ledger,
-    figure_scores,
-    figure_training,
-    figure_cost,
-    figure_alignment,
-    figure_convergence,
-    paper_config,
-    paper_sections,
-    paper,
-    compare_reference,
-    compare_across,
-
-
 rule all:
     input:
         get_final_output(),
+
+
+# Jobs that go through a cluster queue (profiles/slurm): those that prepare a corpus, build a
+# subword model, train, translate, score or measure (names or glob patterns: prepare_* is every
+# corpus's preparation, data.extra's included). Every other rule is light and runs where Snakemake
+# runs, derived here so that a new rule never reaches the queue unless named: fetching needs the
+# network (compute nodes often lack it), the LaTeX build needs TeX, the rest take seconds.
+# (tests/test_slurm.py: a rule that asks for threads or resources is named here.)
+CLUSTER_RULES = (
+    "prepare_*",
+    "train_bpe*",
+    "train",
+    "translate",
+    "translate_point",
+    "score",
+    "score_point",
+    "attention_maps",
+    "bench_attention",
+    "bench_generation",
+    "bench_train_lengths",
+    "probe",
+)
+workflow.localrules(*(rule.name for rule in workflow.rules
+                      if not any(fnmatch.fnmatchcase(rule.name, p) for p in CLUSTER_RULES)))
 
 
 def last_line(log):

@@ -16,6 +16,11 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
+from softlookup.claims.references import (
+    check_claim_names,
+    project_configs,
+    undefined_claim_names,
+)
 from softlookup.claims.spec import ComparisonCheck, load_claims
 from softlookup.config import (
     ConfigError,
@@ -617,3 +622,55 @@ def test_the_long_study_resolves_its_whole_dag_in_a_dry_run(tmp_path):
     assert "--archive resources/corpora/europarl-it-en/it-en-1996-2001.tar.gz" in result.stdout
     assert "test_europarl" in result.stdout and "test_2016_flickr" not in result.stdout
     assert not (workdir / "results").exists()
+
+
+# --- names a claim gives: defined by some config, or the workflow stops before any job --------
+
+def claims_with(tmp_path: Path, old: str, new: str) -> Path:
+    """config/ copied to tmp_path, its claims.yaml with `old` replaced by `new` (once)."""
+    folder = tmp_path / "config"
+    shutil.copytree(ROOT / "config", folder)
+    text = (folder / "claims.yaml").read_text()
+    assert text.count(old) >= 1, old
+    (folder / "claims.yaml").write_text(text.replace(old, new, 1))
+    return folder / "claims.yaml"
+
+
+@pytest.mark.parametrize("old, new, key", [
+    ("comparison: d1_additive_vs_none,", "comparison: d1_additive_vs_none_typo,", "comparison"),
+    ("probe: spread,", "probe: sprad,", "probe"),
+    ("comparison: d1_additive_vs_none,",
+     "comparison: d1_additive_vs_none, test_set: test_lnog,", "test_set"),
+])  # fmt: skip
+def test_a_claim_naming_what_no_config_defines_is_named_with_its_key(tmp_path, old, new, key):
+    claims = claims_with(tmp_path, old, new)
+    with pytest.raises(ConfigError) as caught:
+        check_claim_names(merged("test.yaml"), claims)
+    message = str(caught.value)
+    assert len(message.splitlines()) == 1 and message.startswith(f"config: {claims}: claim ")
+    wrong = new.split(f"{key}: ")[-1].rstrip(",")
+    assert f": {key} {wrong!r} is defined by no config; did you mean " in message
+
+
+def test_the_shipped_claims_name_only_what_the_configs_define():
+    configs = project_configs(ROOT / "config" / "claims.yaml")
+    assert undefined_claim_names(ROOT / "config" / "claims.yaml", configs) == []
+    assert undefined_claim_names(ROOT / "config" / "claims.yaml", [merged()]) == []
+
+
+def test_a_comparison_this_config_removes_or_does_not_train_is_no_error(config):
+    update_config(config, {"comparisons": {"d1_additive_vs_none": None}, "run_only": ["gru_dot"]})
+    check(config, SCHEMA)  # drops the removed comparison
+    assert "d1_additive_vs_none" not in config["comparisons"]
+    check_claim_names(config, ROOT / "config" / "claims.yaml")  # defined by config.yaml: pending
+
+
+def test_a_misspelt_claim_fails_the_dry_run_before_any_job(tmp_path):
+    workdir = workdir_with_project(tmp_path / "work")
+    (workdir / "config").unlink()
+    claims_with(workdir, "comparison: d1_additive_vs_none,", "comparison: d1_additive_vs_none_typo,")
+    result = snakemake(workdir, "--configfile", "config/test.yaml", "--dry-run")
+    assert result.returncode != 0
+    said = result.stdout + result.stderr
+    assert "claim D1" in said and "comparison 'd1_additive_vs_none_typo' is defined by no" in said
+    assert not (workdir / "results").exists() and not (workdir / "resources").exists()

@@ -10,7 +10,9 @@ import pytest
 import torch
 
 from softlookup.probes import (
+    PROBES,
     averaging,
+    cli,
     counting,
     diagnostics,
     gradients,
@@ -19,7 +21,8 @@ from softlookup.probes import (
     spread,
     worked_examples,
 )
-from softlookup.probes.common import cli_options, weights_from_scores
+from softlookup.probes.cli import cli_options
+from softlookup.probes.common import weights_from_scores
 
 from .claims_file import check, checks, decisive
 
@@ -175,10 +178,22 @@ def test_counts_match_closed_forms():
 
 def test_cli_writes_a_tidy_csv(tmp_path):
     out = tmp_path / "spread.csv"
-    spread.main(["--out", str(out), "--dims", "4,8", "--n-pairs", "100", "--seed", "2"])
+    cli.main(["spread", "--out", str(out), "--dims", "4,8", "--n-pairs", "100", "--seed", "2"])
     frame = pd.read_csv(out)
     assert list(frame.columns) == ["probe", "quantity", "d", "scaling", "value"]
     assert (frame.probe == "spread").all() and len(frame) == 2 + 4
+
+
+def test_the_command_line_has_one_command_per_registered_probe(capsys):
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if a.dest == "probe").choices
+    assert list(commands) == list(PROBES)  # the registry drives it: a new probe is one entry
+    for name in PROBES:  # every probe module gives its options and its measurement
+        module = cli.probe_module(name)
+        assert callable(module.add_arguments) and callable(module.measure)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["sprad", "--out", "x.csv"])
+    assert "invalid choice: 'sprad'" in capsys.readouterr().err
 
 
 # ---- the worked claims added for the paper's ledger (A1 moved query, A3 token 3, A9) -----------

@@ -8,16 +8,10 @@ import pandas as pd
 import pytest
 import sacrebleu
 
+from softlookup.data.buckets import bucket_label, bucket_labels, bucket_order
 from softlookup.evaluate import compare as comparing
 from softlookup.evaluate.collect import collect, training_log
-from softlookup.evaluate.score import (
-    COLUMNS,
-    bucket_label,
-    bucket_labels,
-    bucket_order,
-    final_point,
-    score_test_set,
-)
+from softlookup.evaluate.score import COLUMNS, final_point, score_test_set
 from softlookup.models.config import parse_model_config
 
 SOURCES = ["ein kurzer satz"] * 30 + [" ".join(["wort"] * 25)] * 25
@@ -323,3 +317,21 @@ def test_what_a_system_generates_is_compared_too(tmp_path):
     assert rows.loc["length_ratio", "mean_b"] == pytest.approx(1)
     assert rows.loc["empty_share", "se_a"] > 0 and rows.loc["empty_share", "se_b"] == 0
     assert set(table[table.bucket != "all"].metric) == {"bleu", "bleu_share"}
+
+
+def test_a_runs_settings_are_read_one_way_whatever_file_holds_them():
+    from softlookup.rundir import run_settings
+
+    asked = {"variant": "sweep_transformer.heads-8", "base_model": "sweep_transformer", "seed": 2,
+             "model": {"arch": "transformer", "heads": 8}, "train": {"epochs": 3}}
+    trained = {"run": asked, "model_config": {"arch": "transformer", "heads": 8, "d_k": None}}
+    pending = run_settings("sweep_transformer.heads-8-s2", asked, {})
+    done = run_settings("sweep_transformer.heads-8-s2", asked, trained)
+    config_gone = run_settings("sweep_transformer.heads-8-s2", {}, trained)
+    assert pending.model == asked["model"]  # not trained yet: the model asked for
+    assert done.model == trained["model_config"]  # trained: the settings it trained with
+    assert done == config_gone
+    assert (done.variant, done.base_model, done.seed, done.train) == (
+        "sweep_transformer.heads-8", "sweep_transformer", 2, {"epochs": 3})
+    bare = run_settings("gru_dot-s1", {}, {})  # only the name: variant and base from it
+    assert (bare.variant, bare.base_model, bare.seed) == ("gru_dot", "gru_dot", None)

@@ -1,8 +1,11 @@
 """Training: resuming after a crash reproduces the uninterrupted run; a checkpoint of other
 settings or data is never resumed; the best weights survive reruns; NaN is a recorded result."""
 
+import errno
 import json
+import os
 import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -226,3 +229,89 @@ def test_a_ladder_point_added_after_training_is_refused(data, tmp_path):
     training.train(ladder_run(2, []), *data, tmp_path)
     with pytest.raises(RuntimeError, match="ladder point 1 was not kept"):
         training.train(ladder_run(2, [1]), *data, tmp_path)  # same checkpoint: ladder not in it
+
+
+# ---- a failed write (issue 35): which file, the OS reason, in one line; no partial file left ----
+
+
+def full_disk(real_statvfs):
+    """os.statvfs as on a full disk: every other field as it is."""
+
+    def statvfs(path):
+        stats = real_statvfs(path)
+        fields = [getattr(stats, name) for name in
+                  ("f_bsize", "f_frsize", "f_blocks", "f_bfree", "f_bavail", "f_files",
+                   "f_ffree", "f_favail", "f_flag", "f_namemax")]  # fmt: skip
+        fields[3] = fields[4] = 0  # f_bfree, f_bavail
+        return os.statvfs_result(fields)
+
+    return statvfs
+
+
+def torch_full_disk(state, path):
+    """torch.save on a full disk: half a zip file, then torch's own words."""
+    with open(path, "wb") as stream:
+        stream.write(b"PK\x03\x04" + b"\0" * 100)
+    raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 552064 vs 551956")
+
+
+def test_a_checkpoint_on_a_full_disk_says_so_and_keeps_the_last_good_one(tmp_path, monkeypatch):
+    from softlookup.atomic import WriteError
+    from softlookup.models.checkpoint import save_atomic
+
+    path = tmp_path / "checkpoint.pt"
+    save_atomic({"epoch": 1}, path)
+    monkeypatch.setattr(torch, "save", torch_full_disk)
+    monkeypatch.setattr(os, "statvfs", full_disk(os.statvfs))
+    with pytest.raises(WriteError) as failed:
+        save_atomic({"epoch": 2}, path)
+    assert str(failed.value) == f"cannot write {path}: No space left on device (partial file removed)"
+    assert failed.value.errno == errno.ENOSPC
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt"]  # no .partial left
+    assert torch.load(path, weights_only=True) == {"epoch": 1}
+
+
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [(errno.ENOSPC, "No space left on device"), (errno.EROFS, "Read-only file system"),
+     (errno.EACCES, "Permission denied")],
+)  # fmt: skip
+def test_a_failed_write_names_the_file_and_the_os_reason(tmp_path, monkeypatch, code, reason):
+    from softlookup.atomic import WriteError
+    from softlookup.models.checkpoint import copy_atomic
+    from softlookup.rundir import write_json
+
+    def refused(source, target):
+        Path(target).write_bytes(b"half")
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(shutil, "copyfile", refused)
+    source, target = tmp_path / "best.pt", tmp_path / "model.pt"
+    source.write_bytes(b"weights")
+    with pytest.raises(WriteError, match=f"^cannot write {target}: {reason} "):
+        copy_atomic(source, target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best.pt"]
+
+    def refused_text(self, text):
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(Path, "write_text", refused_text)
+    with pytest.raises(WriteError, match=f"cannot write {tmp_path / 'meta.json'}: {reason}"):
+        write_json({"status": "ok"}, tmp_path / "meta.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best.pt"]
+
+
+def test_a_source_that_cannot_be_read_is_not_called_a_failed_write(tmp_path, monkeypatch):
+    from softlookup.atomic import WriteError
+    from softlookup.models.checkpoint import copy_atomic
+
+    source, target = tmp_path / "best.pt", tmp_path / "model.pt"
+
+    def unreadable(source, target):
+        raise PermissionError(errno.EACCES, "Permission denied", str(source))
+
+    monkeypatch.setattr(shutil, "copyfile", unreadable)
+    with pytest.raises(PermissionError) as failed:
+        copy_atomic(source, target)
+    assert not isinstance(failed.value, WriteError) and failed.value.filename == str(source)
+    assert list(tmp_path.iterdir()) == []

@@ -37,9 +37,9 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from .paths import CONFIG_SCHEMA, ROOT
+
 _UNSET = object()
-# the project's config schema (this package is installed from the checkout, `pip install -e`)
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 
 
 class ConfigError(ValueError):
@@ -180,7 +180,7 @@ def all_variants(config: dict, schema: dict | None = None) -> dict[str, Variant]
     model_schema = None
     if schema is not None:
         model_schema = {"$defs": schema["$defs"], "$ref": "#/$defs/model"}
-    train_keys = set((schema or load_schema(SCHEMA_PATH))["$defs"]["train"]["properties"])
+    train_keys = set((schema or load_schema(CONFIG_SCHEMA))["$defs"]["train"]["properties"])
     parsed = {}
     if schema is not None:  # every base model as the model code sees it, sweeps or not
         for model, settings in bases.items():
@@ -263,8 +263,7 @@ def prepared_splits(config: dict) -> list[str]:
 def convergence_references(config: dict) -> list[Path]:
     """The committed reference folders of `convergence.references`, relative to the checkout
     (a `make paper RUN=...` build works in runs/<name>/, where results/ is its own)."""
-    root = SCHEMA_PATH.parents[2]
-    folders = [root / folder for folder in (config.get("convergence") or {}).get("references", [])]
+    folders = [ROOT / folder for folder in (config.get("convergence") or {}).get("references", [])]
     missing = [str(folder) for folder in folders if not (folder / "claims.csv").is_file()]
     if missing:
         raise ConfigError(f"convergence.references: no reference build (claims.csv) in {missing}")

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import torch
 
+from .paths import ROOT
+
 PACKAGES = ("torch", "triton", "sacrebleu", "sentencepiece", "snakemake")
 
 
@@ -47,10 +49,8 @@ def package_version(name: str) -> str:
 @cache
 def git_state() -> tuple[str, bool]:
     """(commit, dirty) of the checkout this code runs from; ("unknown", False) outside git."""
-    root = Path(__file__).resolve().parents[2]
-
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
                               check=True, timeout=10).stdout.strip()
 
     try:

@@ -4,13 +4,26 @@ results/runs/<run>/
     config.json     the run's settings (written by the workflow's `run_config` rule)
     meta.json       training record: status ("ok" or "diverged"), epochs, losses, the model and
                     train settings with their defaults filled in, versions
+
+`run_settings` is the one reading of what a run is (variant, base model, seed, model, train):
+the tidy tables (evaluate/collect.py) and the report (report/study.py) both go through it.
 """
 
 from __future__ import annotations
 
 import json
-import os
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from .atomic import atomic_file
+
+RUN_SEED = re.compile(r"-s(\d+)$")  # a run is <variant>-s<seed>
+
+
+def variant_of(run: str) -> str:
+    """The variant of a run name: 'transformer.heads-1-s2' -> 'transformer.heads-1'."""
+    return RUN_SEED.sub("", str(run))
 
 
 def _read_run_json(path: Path, name: str, what: str) -> dict:
@@ -33,14 +46,43 @@ def read_meta(path: Path) -> dict:
     return _read_run_json(path, "meta.json", "run metadata")
 
 
+@dataclass(frozen=True)
+class RunSettings:
+    """What a run is: its variant, base model and seed, and the model and train settings."""
+
+    run: str
+    variant: str
+    base_model: str
+    seed: int | None
+    model: dict = field(default_factory=dict)
+    train: dict = field(default_factory=dict)
+
+
+def run_settings(run: str, config: dict, meta: dict) -> RunSettings:
+    """A run's settings, read one way by every reader (the tidy tables, the report).
+
+    `config`: its config.json (what was asked; meta.json's `run` holds a copy, read when
+    config.json is gone); `meta`: its meta.json, or {} for a run not trained yet. The model is the
+    one it trained with (meta.json's `model_config`, defaults filled in), else the one asked for.
+    """
+    asked = config or meta.get("run") or {}
+    variant = asked.get("variant") or variant_of(run)
+    return RunSettings(
+        run=run,
+        variant=variant,
+        base_model=asked.get("base_model") or variant.split(".")[0],
+        seed=asked.get("seed"),
+        model=meta.get("model_config") or asked.get("model") or {},
+        train=asked.get("train") or {},
+    )
+
+
 def run_status(path: Path) -> str:
     """"ok" or "diverged", from the run's meta.json (for those that need only the status)."""
     return read_meta(path)["status"]
 
 
 def write_json(data: dict, path: Path) -> None:
-    """Write to a temporary file beside `path`, then rename: a kill never leaves half a file."""
-    path = Path(path)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
-    os.replace(partial, path)
+    """Write whole or not at all (softlookup.atomic): a kill never leaves half a file."""
+    with atomic_file(path) as partial:
+        partial.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")

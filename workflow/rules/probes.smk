@@ -4,7 +4,7 @@
 # commas), its seed from config["probes"]["seed"]; the worked examples are exact and take none.
 # Options travel as a list param, quoted element by element ({params.options:q}).
 from softlookup.probes import PROBES
-from softlookup.probes.common import cli_options
+from softlookup.probes.cli import cli_options
 
 PROBE_CSVS = expand("results/probes/{probe}.csv", probe=PROBES)
 PROBE_FIGURES = ["results/figures/probes.pdf"]
@@ -22,7 +22,7 @@ rule probe:
     params:
         options=lambda w: cli_options(config["probes"].get(w.probe, {}), config["probes"]["seed"]),
     shell:
-        "{PYTHON}.probes.{wildcards.probe} --out {output:q} {params.options:q} > {log:q} 2>&1"
+        "{PYTHON}.probes {wildcards.probe} --out {output:q} {params.options:q} > {log:q} 2>&1"
 
 
 rule probe_figures:

@@ -47,9 +47,9 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from ..paths import CLAIMS_SCHEMA
 from ..probes import PROBES
 
-SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "claims.schema.yaml"
 GROUPS = {"A": "worked arithmetic", "B": "statistical", "C": "counting", "D": "empirical"}
 
 
@@ -190,7 +190,7 @@ class Claim:
 
 @cache
 def schema() -> dict:
-    return yaml.safe_load(SCHEMA.read_text())
+    return yaml.safe_load(CLAIMS_SCHEMA.read_text())
 
 
 def _location(document: dict, path: list) -> str:

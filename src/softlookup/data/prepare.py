@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .buckets import bucket_label
 from .sources import sha256_of
 
 _SPACES = re.compile(r"\s+")
@@ -108,8 +109,6 @@ def join_to_lengths(pairs: list[tuple[str, str]], edges: list[int]) -> list[tupl
 
 def bucket_counts(sentences: list[str], edges: list[int]) -> dict[str, int]:
     """Sentences per source-length bucket, labelled as the scores table labels them."""
-    from ..evaluate.score import bucket_label
-
     counts: dict[str, int] = {}
     for sentence in sentences:
         label = bucket_label(len(sentence.split()), edges)

@@ -13,13 +13,14 @@ import hashlib
 import os
 import shutil
 import sys
-import tempfile
 import urllib.error
 import urllib.request
 from importlib import resources
 from pathlib import Path
 
 import yaml
+
+from ..atomic import atomic_file
 
 MIRROR_ENV = "SOFTLOOKUP_MIRROR"
 
@@ -87,28 +88,18 @@ def fetch(corpus: str, name: str, dest: Path, mirror: Path | None = None) -> Pat
 
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    partial = None
-    try:
-        with tempfile.NamedTemporaryFile(
-            dir=dest.parent, prefix=f".{dest.name}.", delete=False
-        ) as tmp:
-            partial = Path(tmp.name)
-            if mirror:
-                with open(source, "rb") as stream:
-                    shutil.copyfileobj(stream, tmp)
-            else:
-                download(source, tmp, corpus, name)
+    with atomic_file(dest) as partial:  # a failed fetch or checksum leaves nothing behind
+        if mirror:
+            shutil.copyfile(source, partial)
+        else:
+            with open(partial, "wb") as stream:
+                download(source, stream, corpus, name)
         got, expected = sha256_of(partial), files[name]
         if got != expected:
             raise ChecksumError(
                 f"sha256 mismatch for {corpus}/{name} from {source}: expected {expected}, got {got}"
             )
-        partial.chmod(0o644)  # NamedTemporaryFile made it 0600; a corpus file is ordinary data
-        partial.replace(dest)
-    except BaseException:
-        if partial is not None:
-            partial.unlink(missing_ok=True)
-        raise
+        partial.chmod(0o644)  # whatever the umask: a corpus file is ordinary data
     return dest
 
 

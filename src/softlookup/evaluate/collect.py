@@ -24,8 +24,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..rundir import read_meta, read_run_config
-from .score import ALL, COLUMNS, FINAL, SETTING_COLUMNS
+from ..data.buckets import ALL
+from ..models.config import head_width
+from ..rundir import read_meta, read_run_config, run_settings
+from .score import COLUMNS, FINAL, SETTING_COLUMNS
 
 TRAINING_METRICS = [
     "train_tokens_per_s",
@@ -37,10 +39,10 @@ TRAINING_METRICS = [
 ]
 
 
-def run_settings(run: str, config: dict, meta: dict) -> dict:
-    """The settings columns of one run (see evaluate.score.SETTING_COLUMNS)."""
-    model = meta["model_config"]  # the settings it trained with, defaults filled in by train
-    train = config.get("train", {})
+def setting_columns(run: str, config: dict, meta: dict) -> dict:
+    """The settings columns of one trained run (see evaluate.score.SETTING_COLUMNS)."""
+    settings = run_settings(run, config, meta)
+    model = settings.model  # the settings it trained with, defaults filled in by train
     if model["arch"] == "gru":
         width = model["hidden_dim"]
         attention = model["attention"]
@@ -53,26 +55,25 @@ def run_settings(run: str, config: dict, meta: dict) -> dict:
             "causal_mask": True,  # a recurrent decoder never sees later target tokens
         }
     else:
-        head_dim = model["d_k"] or model["d_model"] // model["heads"]
         shape = {
             "attention": "scaled_dot" if model["scale"] else "dot",
             "d_model": model["d_model"],
             "heads": model["heads"],
-            "d_k": head_dim,
+            "d_k": head_width(model["d_model"], model["heads"], model["d_k"]),
             "scale": model["scale"],
             "causal_mask": model["causal_mask"],
         }
-    variant = config.get("variant") or run.rsplit("-s", 1)[0]
+    train = settings.train
     return {
         "run": run,
-        "variant": variant,
-        "base_model": config.get("base_model") or variant.split(".")[0],
+        "variant": settings.variant,
+        "base_model": settings.base_model,
         "arch": model["arch"],
         **shape,
         "padding_mask": model["padding_mask"],
         "max_train_words": train.get("max_source_words"),
         "epochs": train.get("epochs", meta.get("train_config", {}).get("epochs")),
-        "seed": config["seed"],
+        "seed": settings.seed,
         "parameters": meta.get("parameters"),
         "status": meta["status"],  # = rundir.run_status(run_dir)
     }
@@ -114,7 +115,7 @@ def run_rows(run: str, run_dir: Path, test_sets: list[str], points: list[Path]) 
         scored = table.test_set != "train"
         table.loc[scored, ["value", "ci_low", "ci_high"]] = float("nan")
     return table.assign(
-        **run_settings(run, config, meta),
+        **setting_columns(run, config, meta),
         device=meta.get("environment", {}).get("device"),
         train_seconds=meta.get("train_wall_s"),
         tokens_per_s=meta.get("train_tokens_per_s"),
@@ -141,7 +142,7 @@ def training_log(runs: list[str], runs_dir: Path) -> pd.DataFrame:
         environment = meta.get("environment", {})
         tables.append(
             log.assign(
-                **run_settings(run, config, meta),
+                **setting_columns(run, config, meta),
                 device=environment.get("device"),
                 threads=environment.get("threads"),
             )

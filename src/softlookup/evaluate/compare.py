@@ -62,10 +62,11 @@ import numpy as np
 import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF
 
+from ..data.buckets import ALL, bucket_order, buckets_of
 from ..rundir import read_meta, read_run_config, run_status
 from . import intervals
 from .paired import SeedScores, family_rows, seed_scores
-from .score import ALL, FINAL, bucket_order, buckets_of
+from .score import FINAL
 
 COLUMNS = [
     "comparison",

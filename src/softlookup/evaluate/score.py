@@ -1,19 +1,20 @@
 """Score translations with sacrebleu: BLEU and chrF with signatures, per source-length bucket,
 with 95% bootstrap confidence intervals (sacrebleu's own resampling).
 
-Owns the columns of the tidy scores table (`COLUMNS`, written by evaluate/collect.py) and the
-source-length bucket labels (`bucket_label`, `bucket_start`): every reader imports them from here.
+Owns the columns of the tidy scores table (`COLUMNS`, written by evaluate/collect.py); the
+source-length bucket labels are data.buckets's.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 from pathlib import Path
 
 import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF
+
+from ..data.buckets import ALL, buckets_of
 
 # results/tables/scores.csv: one row per run x test set x bucket x metric; every setting a column
 SETTING_COLUMNS = [
@@ -57,39 +58,6 @@ def final_point(table):
     if "epoch" not in table.columns:
         return table
     return table[table["epoch"].astype(str) == FINAL].reset_index(drop=True)
-ALL = "all"  # the bucket label of a whole test set
-
-
-def bucket_label(words: int, edges: list[int]) -> str:
-    """'1-10', '11-20', ..., '>50' for edges [0, 10, 20, 50]."""
-    for low, high in itertools.pairwise(edges):
-        if low < words <= high:
-            return f"{low + 1}-{high}"
-    return f">{edges[-1]}"
-
-
-def bucket_labels(edges: list[int]) -> list[str]:
-    """Every label of `edges`, shortest first (without "all")."""
-    return [f"{low + 1}-{high}" for low, high in itertools.pairwise(edges)] + [f">{edges[-1]}"]
-
-
-def bucket_start(label: str) -> float:
-    """Where a bucket begins, for ordering: '11-15' -> 11, '>60' -> 61, 'all' -> inf."""
-    if label == ALL:
-        return float("inf")
-    if label.startswith(">"):
-        return float(label[1:]) + 1
-    return float(label.split("-")[0])
-
-
-def bucket_order(labels) -> list[str]:
-    """Distinct labels sorted shortest first, "all" last."""
-    return sorted(set(labels), key=bucket_start)
-
-
-def buckets_of(sources: list[str], edges: list[int]) -> list[str]:
-    """The bucket label of each source sentence (its length in whitespace-separated words)."""
-    return [bucket_label(len(source.split()), edges) for source in sources]
 
 
 def corpus_scores(hyps: list[str], refs: list[str], n_bootstrap: int) -> list[dict]:

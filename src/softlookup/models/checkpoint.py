@@ -6,19 +6,19 @@ results/runs/<run>/
     best.pt         the best validation weights so far (a model file), kept across resumes
     model.pt        the model file translation and analysis read (a copy of best.pt)
 
-Model files and checkpoints are written atomically and read with weights_only=True, so a
+Model files and checkpoints are written atomically (softlookup.atomic) and read with weights_only=True, so a
 truncated or foreign file fails with a clear `CheckpointError` rather than executing anything.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
 import torch
 
+from ..atomic import atomic_file
 from . import build_model
 
 
@@ -31,18 +31,15 @@ CHECKPOINT_KEYS = ("model", "optimizer", "progress", "rng", "fingerprint")
 
 
 def save_atomic(state: dict, path: Path) -> None:
-    """Write to a temporary file beside `path`, then rename: a kill never leaves half a file."""
-    path = Path(path)
-    partial = path.with_name(f".{path.name}.partial")
-    torch.save(state, partial)
-    os.replace(partial, path)
+    """torch.save whole or not at all (softlookup.atomic): a kill never leaves half a file, and a
+    full disk says so, not torch's "[enforce fail at inline_container.cc:672] unexpected pos"."""
+    with atomic_file(path, hiding=(RuntimeError,)) as partial:
+        torch.save(state, partial)
 
 
 def copy_atomic(source: Path, target: Path) -> None:
-    target = Path(target)
-    partial = target.with_name(f".{target.name}.partial")
-    shutil.copyfile(source, partial)
-    os.replace(partial, target)
+    with atomic_file(target) as partial:
+        shutil.copyfile(source, partial)
 
 
 def load_checked(path: Path, required: tuple[str, ...], device="cpu") -> dict:

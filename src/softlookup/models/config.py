@@ -15,6 +15,11 @@ from softlookup.kernels import BACKENDS
 GRU_ATTENTION = ("none", "additive", "dot", "general", "scaled_dot")
 
 
+def head_width(d_model: int, heads: int, d_k: int | None) -> int:
+    """The width of one attention head: d_k, or d_model // heads when d_k is None."""
+    return d_model // heads if d_k is None else d_k
+
+
 @dataclass(frozen=True)
 class GRUConfig:
     """Bidirectional GRU encoder, GRU decoder; `attention` picks the score (or none at all)."""
@@ -64,7 +69,7 @@ class TransformerConfig:
 
     @property
     def head_dim(self) -> int:
-        return self.d_model // self.heads if self.d_k is None else self.d_k
+        return head_width(self.d_model, self.heads, self.d_k)
 
     def check(self) -> None:
         for key in ("d_model", "heads", "ffn_dim", "enc_layers", "dec_layers", "max_len"):

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .config import TransformerConfig
+from .config import TransformerConfig, head_width
 from .decoding import search
 from .layers import ScaledEmbedding, attend
 from .special_tokens import PAD
@@ -48,7 +48,7 @@ class MultiHeadAttention(nn.Module):
     ):
         super().__init__()
         self.heads = heads
-        self.d_k = d_model // heads if d_k is None else d_k
+        self.d_k = head_width(d_model, heads, d_k)
         self.scale = None if scale else 1.0  # None: the kernel's 1/sqrt(d_k)
         self.backend = backend
         inner = heads * self.d_k

@@ -28,7 +28,7 @@ import torch
 
 from softlookup.kernels import attention, reference_attention
 
-from .common import TidyRows, generator, row_entropy, run_probe_cli
+from .common import TidyRows, generator, row_entropy
 from .order import random_projections, self_attention
 
 STACKS = ("attention", "attention_relu", "attention_residual", "linear")
@@ -143,11 +143,3 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def measure(args: argparse.Namespace) -> TidyRows:
     return measure_averaging(args.n_tokens, args.width, args.depth, args.seed)
-
-
-def main(argv=None) -> None:
-    run_probe_cli(__doc__, add_arguments, measure, argv)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,10 +1,9 @@
 """Shared plumbing for the probes: tidy rows, seeded generators, softmax through the attention
-entry, config settings as CLI options."""
+entry, list-valued CLI options (the command line itself: probes/cli.py)."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -107,31 +106,3 @@ def int_list(text: str) -> list[int]:
 def float_list(text: str) -> list[float]:
     """Parse "1,2.5" into [1.0, 2.5] for list-valued CLI options."""
     return _parse_list(text, float, "numbers")
-
-
-def cli_options(settings: dict, seed: int) -> list[str]:
-    """A probe's config mapping as a CLI option list (the workflow's rule `probe`): n_pairs: 10000
-    -> ["--n-pairs", "10000"], lists joined by commas (dims: [4, 16] -> ["--dims", "4,16"]); the
-    shared seed first."""
-    options = ["--seed", str(seed)]
-    for key, value in settings.items():
-        text = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
-        options += [f"--{key.replace('_', '-')}", text]
-    return options
-
-
-def run_probe_cli(
-    description: str,
-    add_arguments: Callable[[argparse.ArgumentParser], None],
-    measure: Callable[[argparse.Namespace], TidyRows],
-    argv: Sequence[str] | None = None,
-) -> None:
-    """Parse --out, --seed and the probe's own options, measure, write the tidy CSV."""
-    parser = argparse.ArgumentParser(description=description.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True, help="CSV to write")
-    parser.add_argument("--seed", type=int, default=0, help="seed of every random draw")
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    rows = measure(args)
-    rows.write(args.out)
-    print(f"{rows.probe}: {len(rows.rows)} rows -> {args.out}")

@@ -25,7 +25,7 @@ from softlookup.kernels import reference_attention
 from softlookup.models import MultiHeadAttention, count_parameters
 from softlookup.models.transformer import FeedForward
 
-from .common import TidyRows, generator, int_list, run_probe_cli
+from .common import TidyRows, generator, int_list
 
 SCORE_DTYPE = torch.bfloat16  # 2 bytes a cell, the essays' assumption
 
@@ -149,11 +149,3 @@ def measure(args: argparse.Namespace) -> TidyRows:
         args.split_tokens,
         args.seed,
     )
-
-
-def main(argv=None) -> None:
-    run_probe_cli(__doc__, add_arguments, measure, argv)
-
-
-if __name__ == "__main__":
-    main()

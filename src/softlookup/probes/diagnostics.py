@@ -24,7 +24,7 @@ import math
 
 import torch
 
-from .common import TidyRows, attend, float_list, generator, row_entropy, run_probe_cli
+from .common import TidyRows, attend, float_list, generator, row_entropy
 from .worked_examples import WORDS, river_bank_inputs
 
 MOVE_THRESHOLD = 1e-3  # L1 change of a weight row that counts as "moved"
@@ -117,11 +117,3 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def measure(args: argparse.Namespace) -> TidyRows:
     return measure_diagnostics(args.n_rows, args.n_keys, args.width, args.factors, args.seed)
-
-
-def main(argv=None) -> None:
-    run_probe_cli(__doc__, add_arguments, measure, argv)
-
-
-if __name__ == "__main__":
-    main()

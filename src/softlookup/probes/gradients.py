@@ -19,7 +19,7 @@ import argparse
 
 import torch
 
-from .common import TidyRows, attend, generator, run_probe_cli
+from .common import TidyRows, attend, generator
 
 DTYPE = torch.float64
 
@@ -85,11 +85,3 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def measure(args: argparse.Namespace) -> TidyRows:
     return measure_gradients(args.n_queries, args.n_keys, args.width, args.step, args.seed)
-
-
-def main(argv=None) -> None:
-    run_probe_cli(__doc__, add_arguments, measure, argv)
-
-
-if __name__ == "__main__":
-    main()

@@ -19,7 +19,7 @@ import torch
 
 from softlookup.kernels import attention
 
-from .common import TidyRows, attend, generator, run_probe_cli
+from .common import TidyRows, attend, generator
 from .worked_examples import river_bank_inputs
 
 MASKINGS = {"none": False, "causal": True}
@@ -103,11 +103,3 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def measure(args: argparse.Namespace) -> TidyRows:
     return measure_order(args.n_tokens, args.width, args.n_permutations, args.seed)
-
-
-def main(argv=None) -> None:
-    run_probe_cli(__doc__, add_arguments, measure, argv)
-
-
-if __name__ == "__main__":
-    main()

@@ -25,7 +25,7 @@ import torch
 
 from softlookup.kernels import reference_attention
 
-from .common import TidyRows, generator, int_list, row_entropy, run_probe_cli
+from .common import TidyRows, generator, int_list, row_entropy
 from .spread import SCALINGS, scale_for
 
 
@@ -100,11 +100,3 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def measure(args: argparse.Namespace) -> TidyRows:
     return measure_saturation(args.dims, args.n_rows, args.n_keys, args.threshold, args.seed)
-
-
-def main(argv=None) -> None:
-    run_probe_cli(__doc__, add_arguments, measure, argv)
-
-
-if __name__ == "__main__":
-    main()

@@ -11,7 +11,7 @@ import argparse
 
 import torch
 
-from .common import TidyRows, generator, int_list, run_probe_cli
+from .common import TidyRows, generator, int_list
 
 SCALINGS = ("unscaled", "scaled")
 
@@ -41,11 +41,3 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def measure(args: argparse.Namespace) -> TidyRows:
     return measure_spread(args.dims, args.n_pairs, args.seed)
-
-
-def main(argv=None) -> None:
-    run_probe_cli(__doc__, add_arguments, measure, argv)
-
-
-if __name__ == "__main__":
-    main()

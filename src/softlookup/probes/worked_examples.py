@@ -18,7 +18,7 @@ import torch
 
 from softlookup.kernels import reference_attention
 
-from .common import TidyRows, attend, run_probe_cli, weights_from_scores
+from .common import TidyRows, attend, weights_from_scores
 
 WORDS = ("the", "river", "bank", "flooded")
 DTYPE = torch.float64
@@ -208,11 +208,3 @@ def measure(args: argparse.Namespace | None = None) -> TidyRows:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The worked examples are exact: no options beyond --out (and --seed, unused)."""
-
-
-def main(argv=None) -> None:
-    run_probe_cli(__doc__, add_arguments, measure, argv)
-
-
-if __name__ == "__main__":
-    main()

@@ -25,13 +25,12 @@ from markupsafe import Markup
 
 from ..claims.checks.common import format_number
 from ..evaluate.compare import p_text, stated_p
+from ..paths import TEMPLATES
 from . import latex
 from .facts import SECTIONS, common
 from .labels import value_text
 from .latex import Tex
 from .study import Study, load
-
-TEMPLATES = Path(__file__).resolve().parents[3] / "paper" / "sections"
 
 
 def finalize(value: object) -> Markup:

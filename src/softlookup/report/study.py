@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..rundir import RUN_SEED, RunSettings, run_settings, variant_of
+
 OLD_SCORE_NAMES = {"run_id": "run", "model": "base_model"}  # the scores table of before contract 4
-RUN_SEED = re.compile(r"-s(\d+)$")
 
 
 def read_csv(path: Path, problems: dict[str, str] | None = None, sep: str = ",") -> pd.DataFrame:
@@ -41,10 +42,6 @@ def read_json(path: Path, problems: dict[str, str] | None = None) -> dict:
         if problems is not None:
             problems[str(path)] = f"not readable ({type(error).__name__})"
         return {}
-
-
-def variant_of(run: str) -> str:
-    return RUN_SEED.sub("", str(run))
 
 
 def normalise_scores(scores: pd.DataFrame) -> pd.DataFrame:
@@ -76,8 +73,13 @@ class Run:
     log: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
+    def settings(self) -> RunSettings:
+        """Variant, base model, seed, model and train settings, as rundir reads them."""
+        return run_settings(self.name, self.config, self.meta)
+
+    @property
     def variant(self) -> str:
-        return self.config.get("variant") or variant_of(self.name)
+        return self.settings.variant
 
     @property
     def sweep(self) -> dict:

@@ -27,7 +27,7 @@ import pandas as pd
 
 from ...evaluate import intervals
 from ...evaluate.compare import COLUMNS as COMPARISON_COLUMNS
-from ...evaluate.score import ALL, bucket_order
+from ...data.buckets import ALL, bucket_order
 from ..spec import ClaimsFileError, ComparisonCheck
 from .common import ALPHA, Evidence, Outcome, Test, pending
 

@@ -22,7 +22,8 @@ from pathlib import Path
 import pandas as pd
 
 from ...config import convergence_references
-from ...evaluate.score import ALL, FINAL
+from ...data.buckets import ALL
+from ...evaluate.score import FINAL
 from ..study import Study
 from . import claims, tables
 

@@ -8,8 +8,8 @@ import math
 
 import pandas as pd
 
+from ...data.buckets import ALL, bucket_order, bucket_start
 from ...evaluate.compare import Z95
-from ...evaluate.score import ALL, bucket_order, bucket_start
 from ..families import other_keys
 from ..labels import setting_label
 from ..latex import Tex

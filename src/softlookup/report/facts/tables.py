@@ -93,9 +93,9 @@ def base_models(study: Study) -> dict[str, dict]:
     configured = study.config.get("models", {})
     models = {}
     for run in study.runs.values():
-        base = run.config.get("base_model") or run.variant.split(".")[0]
-        own = {k: v for k, v in run.config.get("model", {}).items() if k not in run.sweep}
-        models.setdefault(base, configured.get(base) or own)
+        settings = run.settings
+        own = {k: v for k, v in settings.model.items() if k not in run.sweep}
+        models.setdefault(settings.base_model, configured.get(settings.base_model) or own)
     return models
 
 
@@ -106,9 +106,8 @@ def runs(study: Study) -> pd.DataFrame:
     scored = scores.drop_duplicates("run").set_index("run") if "run" in scores else scores
     rows = []
     for name, run in study.runs.items():
-        meta, log = run.meta, run.log
-        base = run.config.get("base_model") or run.variant.split(".")[0]
-        model = run.config.get("model") or meta.get("run", {}).get("model") or {}
+        meta, log, settings = run.meta, run.log, run.settings
+        base = settings.base_model
         rows.append(
             {
                 "run": name,
@@ -116,7 +115,7 @@ def runs(study: Study) -> pd.DataFrame:
                 "label": variant_label(labels.get(base, base), run.sweep),
                 "base_model": base,
                 "base_label": labels.get(base, base),
-                "seed": run.config.get("seed", meta.get("run", {}).get("seed")),
+                "seed": settings.seed,
                 "status": run.status,
                 "sweep": run.sweep,
                 "sweep_key": "+".join(run.sweep),  # "" for a base run
@@ -132,7 +131,10 @@ def runs(study: Study) -> pd.DataFrame:
                 "final_train_loss": meta.get("final_train_loss"),
                 "best_val_loss": meta.get("best_val_loss"),
                 **scored_settings(scored, name),
-                **{key: model[key] for key in SETTINGS if key in model},
+                # the run's own model settings (as trained, else as asked): a run the scores
+                # lack still has them
+                **{key: value for key, value in settings.model.items()
+                   if key in SETTINGS and value is not None},
             }
         )
     return pd.DataFrame(rows) if rows else pd.DataFrame(columns=RUN_COLUMNS)
