@@ -1,6 +1,7 @@
 """A results/ folder as the figures read it, from the committed reference of the default config
 (results/reference/config/: its scores, comparisons, ledger and training logs, the merged config
-in provenance.json), the committed GPU rows (benchmarks/gpu/), and small synthetic stand-ins for
+in provenance.json), the convergence references the default config reads now, the committed GPU rows
+(benchmarks/gpu/), and small synthetic stand-ins for
 what a reference does not keep (the CPU benchmarks, the probes, the attention analysis)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "results" / "reference" / "config"
@@ -22,6 +24,8 @@ def reference_results(root: Path) -> Path:
     """root/results from the committed reference; root/results/paper/config.json its config."""
     results = root / "results"
     config = json.loads((REFERENCE / "provenance.json").read_text())["config"]
+    default = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["convergence"] = default["convergence"]  # the references this config reads now
     (results / "paper").mkdir(parents=True)
     (results / "paper" / "config.json").write_text(json.dumps(config))
     for folder, names in (("tables", ["scores.csv", "comparisons.csv"]),
