@@ -79,7 +79,7 @@ def sweep_figure(study: Study, name: str):
     axes[0].set_ylabel("BLEU (%)")
     style.number_axis(axes[0], numbers.bleu)
     if second:
-        axes[1].set_ylabel("largest weight of a row (mean)")
+        axes[1].set_ylabel("mean largest weight")
         style.min_span(axes[1], table["max_weight"])
         style.number_axis(axes[1], numbers.share)
     key = family["swept"][0]
