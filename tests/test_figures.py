@@ -13,8 +13,15 @@ from matplotlib.text import Text
 
 from softlookup.report import numbers
 from softlookup.report.figures import (
-    alignment, convergence, cost, length_curves, probes, scores, style, training,
-)  # fmt: skip
+    alignment,
+    convergence,
+    cost,
+    length_curves,
+    probes,
+    scores,
+    style,
+    training,
+)
 from softlookup.report.study import load
 
 from .figure_data import ROOT, reference_results
