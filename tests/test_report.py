@@ -773,9 +773,11 @@ def test_the_training_figure_has_a_panel_per_family(tmp_path):
     fig = training.training_figure(load(make_results(tmp_path, bleu)))
     panels = {ax.get_title(): ax for ax in fig.axes if ax.get_visible()}
     assert set(panels) == {"base models", "heads: Transformer", "masks: Transformer"}
-    legend = [t.get_text() for t in panels["heads: Transformer"].get_legend().get_texts()]
-    assert legend == ["base model", "1 head"]  # the base model named once, in the title
-    legend = [t.get_text() for t in panels["base models"].get_legend().get_texts()]
+    def legend(ax):  # each panel's legend sits under it, in the panel's own subfigure
+        return [t.get_text() for t in ax.figure.legends[0].get_texts()]
+
+    assert legend(panels["heads: Transformer"]) == ["base model", "1 head"]  # base in the title
+    legend = legend(panels["base models"])
     assert "GRU, additive" in legend and "Transformer" in legend  # no shared base: full labels
 
 

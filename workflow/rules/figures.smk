@@ -135,9 +135,6 @@ rule figure_convergence:
         "results/logs/figures/convergence.log",
     benchmark:
         "results/benchmarks/figure_convergence/all.tsv"
-    params:
-        references=[str(folder) for folder in convergence_references(config)],
     shell:
-        "{PYTHON}.report.figures.convergence --config {input.config:q}"
-        " --comparisons {input.comparisons:q} --references {params.references:q}"
+        "{PYTHON}.report.figures.convergence --results results --config {input.config:q}"
         " --out {output:q} > {log:q} 2>&1"

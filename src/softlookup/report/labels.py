@@ -113,3 +113,26 @@ def base_labels(models: dict[str, dict]) -> dict[str, Tex]:
 def variant_label(base: str, sweep: dict) -> Tex:
     """A variant's label from its base model's label and its sweep point."""
     return Tex(", ".join([base, *(setting_label(k, v) for k, v in sweep.items())]))
+
+
+BACKENDS = {  # an attention benchmark's backend (bench/kernels.py) as a reader names it
+    "naive": "naive (scores materialised)",
+    "reference": "reference",
+    "torch_sdpa": "PyTorch SDPA",
+    "torch_sdpa_unmasked": "PyTorch SDPA, no mask",
+    "torch_cudnn": "PyTorch cuDNN",
+    "torch_mha": "PyTorch MHA",
+    "triton": "Triton",
+    "triton_atomic": "Triton, atomic dQ",
+}
+DEVICES = {"cpu": "CPU", "cuda": "GPU"}
+
+
+def backend_label(backend: str) -> str:
+    return BACKENDS.get(backend, backend.replace("_", " "))
+
+
+def device_label(device: str, name: str = "") -> str:
+    """'cuda', 'NVIDIA H200' -> 'GPU (NVIDIA H200)'."""
+    kind = DEVICES.get(device, device)
+    return f"{kind} ({name})" if name and name != kind else kind

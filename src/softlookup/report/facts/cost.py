@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ...claims.checks import crossing
+from ..labels import backend_label, device_label
 from ..study import Study
 from . import tables
 
@@ -42,7 +43,7 @@ def generation_data(study: Study) -> pd.DataFrame:
 
 def kernel_data(study: Study) -> pd.DataFrame:
     """Rows of the attention benchmark that ran (status ok), forward and backward where timed,
-    with a series name: the backend, and the device where several were timed."""
+    with the backend's and the device's names as a reader reads them (series, device_label)."""
     table = tables.bench(study, "attention")
     if table.empty or not {"seq_len", "time_ms", "backend"} <= set(table):
         return pd.DataFrame()
@@ -50,9 +51,13 @@ def kernel_data(study: Study) -> pd.DataFrame:
         table = table[table["status"].fillna("ok") == "ok"]
     if "pass" in table and (table["pass"] == "forward_backward").any():
         table = table[table["pass"] == "forward_backward"]
-    several = table.get("device", pd.Series(dtype=str)).nunique() > 1
-    series = table["backend"].astype(str)
-    return table.assign(series=series + " " + table["device"].astype(str) if several else series)
+    device = table.get("device", pd.Series("cpu", index=table.index)).astype(str)
+    names = table.get("device_name", pd.Series("", index=table.index)).fillna("").astype(str)
+    return table.assign(
+        series=table["backend"].astype(str).map(backend_label),
+        device=device,
+        device_label=[device_label(d, n) for d, n in zip(device, names, strict=True)],
+    )
 
 
 def generation_rows(study: Study) -> list[dict]:

@@ -35,7 +35,8 @@ def overview(study: Study) -> dict:
 
 def length_table(study: Study) -> pd.DataFrame:
     """BLEU per length bucket of the base runs (no sweep), seeds pooled: one row per base model
-    x test set x bucket, with the model's label (the figure and the prose read this)."""
+    x test set x bucket, with the model's label and architecture (the figure and the prose read
+    this)."""
     rows = tables.metric_rows(study, bucket=None)
     if rows.empty or "bucket" not in rows:
         return pd.DataFrame()
@@ -45,8 +46,10 @@ def length_table(study: Study) -> pd.DataFrame:
     if len(base):
         rows = rows[rows["run"].isin(base)]
     labels = dict(zip(runs["base_model"], runs["base_label"], strict=True))
+    arch = dict(zip(runs["base_model"], runs.get("arch", runs["base_model"]), strict=True))
     table = tables.pooled(rows, ["base_model", "test_set", "bucket"])
-    return table.assign(label=[labels.get(m, m) for m in table["base_model"]])
+    return table.assign(label=[labels.get(m, m) for m in table["base_model"]],
+                        arch=[arch.get(m, m) for m in table["base_model"]])  # fmt: skip
 
 
 def buckets(labels) -> list[str]:

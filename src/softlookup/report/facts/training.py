@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ..families import FAMILIES, family_keys, other_keys
-from ..labels import family_label
+from ..labels import ARCHITECTURES, family_label
 from ..study import Study
 from . import sweeps, tables
 
@@ -39,9 +39,11 @@ def curves(study: Study) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 
 
-def panels(study: Study) -> list[tuple[str, list[str]]]:
+def panels(study: Study, most: int = 6) -> list[tuple[str, list[str]]]:
     """(title, variants) of each panel of the training figure: the base models (and any variant
-    no sweep family holds), then one panel per sweep family with its base model."""
+    no sweep family holds), then one panel per sweep family with its base model. A panel of
+    more than `most` lines is split: the base models by architecture, a family by the settings
+    of its other keys (scaled, unscaled), then in runs of `most`."""
     runs = tables.runs(study)
     if runs.empty:
         return []
@@ -51,10 +53,27 @@ def panels(study: Study) -> list[tuple[str, list[str]]]:
     for name in names:
         members = sweeps.members(study, family_keys(name, keys))
         if len(members):
-            found.append((family_label(name), list(members["variant"])))
+            groups = members.groupby(members["series"].astype(str), sort=False)["variant"]
+            found += split(family_label(name), [(str(series), list(variants))
+                                                for series, variants in groups], most)  # fmt: skip
             placed |= set(members.loc[~members["is_base"], "variant"])
-    rest = [v for v in dict.fromkeys(runs.sort_values("variant")["variant"]) if v not in placed]
-    return [("base models", rest), *found] if rest else found
+    rest = runs[~runs["variant"].isin(placed)].drop_duplicates("variant").sort_values("variant")
+    by_arch = rest.groupby(rest.get("arch", rest["base_model"]).astype(str), sort=True)["variant"]
+    base = split("base models", [(ARCHITECTURES.get(a, a), list(v)) for a, v in by_arch], most)
+    return base + found
+
+
+def split(title: str, groups: list[tuple[str, list[str]]], most: int) -> list[tuple[str, list]]:
+    """One panel of all groups' variants when they fit, else one per group (named after the
+    title by the group, the first group by the title alone), each cut into runs of `most`."""
+    every = [v for _, variants in groups for v in variants]
+    if len(every) <= most:
+        return [(title, every)] if every else []
+    found = []
+    for i, (group, variants) in enumerate(groups):
+        name = title if i == 0 and title != "base models" else f"{title}, {group}"
+        found += [(name, variants[start:start + most]) for start in range(0, len(variants), most)]
+    return found
 
 
 def still_improving(study: Study) -> list[str]:

@@ -17,7 +17,9 @@ from ..study import Study
 from . import cli, style
 
 COLUMNS = ["layer", "head", "query_pos", "key_pos", "query_token", "key_token", "weight"]
-PER_ROW = 3  # panels side by side: each a third of the text width, its pieces still readable
+PER_ROW = 2  # panels side by side: each half the text width, a source piece a label apart
+PIECE = 11 / 72  # inches a target piece takes on the y axis: labels at 7 pt do not touch
+LABELS = 1.3  # inches a row of panels needs besides its pieces (title, source pieces, label)
 
 
 def matrix(table: pd.DataFrame) -> pd.DataFrame:
@@ -39,26 +41,27 @@ def alignment_figure(study: Study):
         if set(COLUMNS) <= set(run["table"])
     ]
     if not drawn:
-        fig, axes = style.subplots(1)
+        fig, axes = style.subplots(1, height=1.6)
         style.note(axes[0], "no attention weights for the analysed runs")
         return fig
     columns = min(PER_ROW, len(drawn))
     rows = -(-len(drawn) // columns)
-    fig, axes = style.grid(rows, columns, height=2.3 * rows, layout="constrained")
     maps = [matrix(table) for _, table in drawn]
+    pieces = max(m.shape[0] for m in maps)
+    fig, axes = style.grid(rows, columns, height=rows * (LABELS + PIECE * pieces))
     top = max(float(m.max().max()) for m in maps) or 1.0
     for i, (ax, (run, table), weights) in enumerate(zip(axes, drawn, maps, strict=False)):
         image = ax.imshow(weights.to_numpy(), cmap=style.CMAP, vmin=0, vmax=top, aspect="auto")
-        ax.set_title(run["label"], fontsize="small")
+        ax.set_title(run["label"])
         keys = labels(table, "key_pos", "key_token")
-        ax.set_xticks(range(len(keys)), keys, rotation=90, fontsize=7)
+        ax.set_xticks(range(len(keys)), keys, rotation=90)
         queries = labels(table, "query_pos", "query_token") if i % columns == 0 else []
-        ax.set_yticks(range(weights.shape[0]), queries or [""] * weights.shape[0], fontsize=7)
+        ax.set_yticks(range(weights.shape[0]), queries or [""] * weights.shape[0])
         ax.grid(False)
-        ax.set_xlabel("source piece (key)", fontsize="small")
+        ax.set_xlabel("source piece (key)")
     for ax in axes[len(drawn) :]:
         ax.set_visible(False)
-    axes[0].set_ylabel("target piece (query)", fontsize="small")
+    axes[0].set_ylabel("target piece (query)")
     fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
     return fig
 

@@ -1,25 +1,24 @@
 """Effect paths: each D claim's paired effect against the training budget, one panel per claim,
-this build's point beside the converged references' ladders (zero drawn; 95% intervals).
+this build's point beside the converged references' ladders (zero drawn; 95% intervals). The
+paths come from report.facts.convergence (this build's comparisons and the committed references
+of `convergence.references`), as the appendix's table does.
 
-python -m softlookup.report.figures.convergence --config results/paper/config.json
-    --comparisons results/tables/comparisons.csv --references results/reference/converged_scale
-    --out results/figures/convergence.pdf
+python -m softlookup.report.figures.convergence --results results \
+    --config results/paper/config.json --out results/figures/convergence.pdf
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-from pathlib import Path
-
-import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..facts.convergence import STUDY, effect_paths, fixed_budget, point_order, read_reference
-from . import style
+from .. import numbers
+from ..facts.convergence import STUDY, committed_references, point_order, study_paths
+from ..study import Study
+from . import cli, style
 
 METRIC_LABELS = {"bleu": "B - A (BLEU)", "chrf": "B - A (chrF)",
                  "bleu_share": "B - A (share kept)"}  # fmt: skip
+METRIC_NUMBERS = {"bleu": numbers.bleu, "chrf": numbers.bleu, "bleu_share": numbers.share}
 PER_ROW = 2  # panels side by side: room for each panel's legend
 
 
@@ -29,61 +28,50 @@ def effect_label(row) -> str:
     return name if row.bucket == "all" else f"{name}, {row.bucket} words"
 
 
-def with_references(paths: pd.DataFrame) -> pd.DataFrame:
-    """The claims some reference trains, once one does: a claim with this build's point alone
-    is a single point, already in the tables (all claims while no reference exists)."""
-    studies = paths.groupby("claim").study.nunique()
-    return paths[paths.claim.isin(studies[studies > 1].index)] if (studies > 1).any() else paths
+def drawn_claims(paths: pd.DataFrame) -> list[str]:
+    """The claims whose path has two budget points or more (a lone point is in the tables)."""
+    points = paths.groupby("claim", sort=False).epoch.nunique()
+    return list(points[points > 1].index)
 
 
 def draw(paths: pd.DataFrame):
-    paths = with_references(paths)
-    claims = list(dict.fromkeys(paths.claim))
-    columns = min(len(claims), PER_ROW) or 1
-    rows_of_panels = -(-max(len(claims), 1) // columns)
-    fig, grid = plt.subplots(rows_of_panels, columns, squeeze=False,
-                             figsize=style.figsize(columns, 1.7 * rows_of_panels))  # fmt: skip
-    axes = list(grid.flat)
-    for spare in axes[len(claims):]:
-        spare.set_visible(False)
-    if paths.empty:
-        style.note(axes[0], "no effect to draw: convergence.effects or the tables are empty")
+    claims = drawn_claims(paths)
+    if not claims:
+        fig, axes = style.subplots(1, height=1.4)
+        style.note(axes[0], "no effect to draw: no claim's effect has two budget points")
         return fig
-    order = point_order(paths.epoch)
-    for ax, claim in zip(axes, claims, strict=False):  # spare panels stay hidden
+    columns = min(len(claims), PER_ROW)
+    fig, parts = style.parts(-(-len(claims) // columns), columns,
+                             height=2.5 * -(-len(claims) // columns))  # fmt: skip
+    for part, claim in zip(parts, claims, strict=False):  # a spare part stays empty
+        ax = part.subplots()
         rows = paths[paths.claim == claim].assign(effect=lambda t: t.apply(effect_label, axis=1))
-        series = rows.effect + " (" + rows.study + ")"
-        styles = style.series_styles(series)
-        for name, line in rows.assign(series=series).groupby("series"):
-            line = line.assign(x=line.epoch.map(order.index)).sort_values("x")
-            ax.errorbar(line.x, line.delta, yerr=style.interval_errors(
-                line.rename(columns={"delta": "value"})), capsize=2, markersize=3, label=name,
-                fillstyle="none" if line.study.iloc[0] == STUDY else "full", **styles[name])
-        ax.axhline(0, color="0.3", linewidth=0.6)
-        ax.set_xticks(range(len(order)), order)
-        ax.set_title(claim)
-        ax.set_xlabel("training budget (epochs)")
-        ax.set_ylabel(METRIC_LABELS.get(rows.metric.iloc[0], rows.metric.iloc[0]))
-    fig.tight_layout()
-    for ax in axes[:len(claims)]:
-        style.legend_over_data(ax)
+        rows = rows.assign(series=rows.effect + " (" + rows.study + ")")
+        styles = style.series_styles(rows.series)
+        names, order = sorted(styles), point_order(rows.epoch)  # this claim's budget points
+        for name, line in rows.groupby("series"):
+            x = style.dodged(line.epoch.map(order.index), names.index(name), len(names))
+            line = line.assign(x=x, value=line.delta).sort_values("x")
+            ax.errorbar(line.x, line.value, yerr=style.interval_errors(line), capsize=2,
+                        label=name, fillstyle="none" if line.study.iloc[0] == STUDY else "full",
+                        **styles[name])  # fmt: skip
+        ax.axhline(0, **style.REFERENCE_LINE)
+        style.categories(ax, order)
+        metric = rows.metric.iloc[0]
+        ax.set(title=claim, xlabel="training budget (epochs)",
+               ylabel=METRIC_LABELS.get(metric, metric))  # fmt: skip
+        style.number_axis(ax, METRIC_NUMBERS.get(metric, numbers.bleu))
+        style.legend_below(part, ax)
     return fig
 
 
+def convergence_figure(study: Study):
+    """The paths of this build and of the committed references, as the facts give them."""
+    return draw(study_paths(study, committed_references(study)))
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True, type=Path, help="the build's merged config")
-    parser.add_argument("--comparisons", required=True, type=Path)
-    parser.add_argument("--references", nargs="*", default=[], type=Path)
-    parser.add_argument("--out", required=True, type=Path)
-    args = parser.parse_args(argv)
-    config = json.loads(args.config.read_text())
-    comparisons = pd.read_csv(args.comparisons, dtype={"epoch": str})
-    references = [read_reference(folder) for folder in args.references]
-    paths = effect_paths(comparisons, references, config["convergence"]["effects"],
-                         epochs=fixed_budget(config))  # fmt: skip
-    style.setup()
-    print(style.save(draw(paths), args.out))
+    cli.run(__doc__, convergence_figure, argv)
 
 
 if __name__ == "__main__":

@@ -9,30 +9,25 @@ python -m softlookup.report.figures.length_curves --results results \
 
 from __future__ import annotations
 
-from ..facts import convergence, results
+from ..facts import convergence
 from ..study import Study
 from . import cli, style
+from .scores import bucket_panel
 
 
 def length_curves_figure(study: Study):
     curves = convergence.length_curves(study, convergence.committed_references(study))
     panels = list(dict.fromkeys(zip(curves.study, curves.test_set, strict=True)))
-    fig, axes = style.subplots(max(len(panels), 1), height=1.7, sharey=True)
+    fig, axes = style.subplots(max(len(panels), 1), height=2.4, sharey=True)
     if not panels:
         style.note(axes[0], "no length curve: claim D1's comparison was not scored")
         return fig
     styles = style.series_styles(curves.label)
     for ax, (name, test_set) in zip(axes, panels, strict=True):
-        panel = curves[(curves.study == name) & (curves.test_set == test_set)]
-        order = results.buckets(panel.bucket)
-        for label, rows in panel.groupby("label"):
-            rows = rows.assign(x=rows.bucket.map(order.index)).sort_values("x")
-            style.errorbar(ax, rows, label, styles[label])
-        ax.set_xticks(range(len(order)), order, rotation=45)
-        ax.set(title=f"{name}: {test_set}", xlabel="source length (words)")
-        ax.title.set_fontsize("small")
+        bucket_panel(ax, curves[(curves.study == name) & (curves.test_set == test_set)], styles)
+        ax.set_title(f"{name}: {test_set}")
     axes[0].set_ylabel("BLEU (%)")
-    axes[0].legend(fontsize="x-small")
+    style.legend_below(fig, axes[0], ncol=len(styles))
     return fig
 
 

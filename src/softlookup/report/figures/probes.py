@@ -9,45 +9,53 @@ python -m softlookup.report.figures.probes --results results --out results/figur
 from __future__ import annotations
 
 import numpy as np
-import seaborn as sns
 
 from ..facts.back import probe_curves
 from ..study import Study
 from . import cli, style
 
-PANELS = [  # probe, quantity, x, series, y label, where the legend hides no line (None: the
-    # series and styles of panel (a), whose legend serves them)
-    ("spread", "std_score", "d", "scaling", "std of q·k", "upper left"),
-    ("saturation", "frac_rows_saturated", "d", "scaling", "share of rows saturated", None),
-    ("saturation", "mean_softmax_jacobian_norm", "d", "scaling", "softmax Jacobian norm", None),
+PANELS = [  # probe, quantity, x, series, y label, whether its legend is drawn ((b) and (c) share
+    # the series and looks of panel (a), whose legend names them)
+    ("spread", "std_score", "d", "scaling", "std of q·k", True),
+    ("saturation", "frac_rows_saturated", "d", "scaling", "share of rows saturated", False),
+    ("saturation", "mean_softmax_jacobian_norm", "d", "scaling", "softmax Jacobian norm", False),
     ("averaging", "token_uniformity_residual", "depth", "stack", r"$\|X - \bar{x}\|_F / \|X\|_F$",
-     "center right"),
+     True),
 ]
+STACKS = {"attention": "attention", "attention_relu": "attention + ReLU",
+          "attention_residual": "attention + residual", "linear": "linear"}  # fmt: skip
 
 
 def probes_figure(study: Study):
-    fig, axes = style.grid(1, 4, height=1.9, width_ratios=[1, 1, 1, 1.4])  # (d): its legend
-    for ax, letter, (probe, quantity, x, series, ylabel, legend) in zip(axes, "abcd", PANELS, strict=True):
+    fig, parts = style.parts(2, 2, height=4.6)
+    for part, letter, (probe, quantity, x, series, ylabel, legend) in zip(
+        parts, "abcd", PANELS, strict=True
+    ):
+        ax = part.subplots()
         rows = probe_curves(study, probe, quantity, x)
         if rows.empty:
             style.note(ax, f"no {probe} probe in results/probes")
             continue
-        rows[series] = rows[series].astype(str).str.replace("attention", "attn").str.replace("_", " + ")
-        sns.lineplot(rows, x=x, y="value", hue=series, style=series, markers=True, ax=ax)
+        rows[series] = rows[series].astype(str).map(lambda name: STACKS.get(name, name))
+        styles = style.series_styles(rows[series])
+        for i, (name, line) in enumerate(rows.groupby(series)):
+            line = line.sort_values(x)
+            where = line[x] if x == "d" else style.dodged(line[x], i, len(styles))
+            ax.plot(where, line["value"], label=name, fillstyle="none", **styles[name])
         ax.set(ylabel=ylabel, title=f"({letter})")
         if x == "d":
             dims = np.sort(rows[x].unique())
             if quantity == "std_score":
-                ax.plot(dims, np.sqrt(dims), "k--", linewidth=0.8, label=r"$\sqrt{d}$")
+                ax.plot(dims, np.sqrt(dims), label=r"$\sqrt{d}$", **style.REFERENCE_LINE,
+                        linestyle=(0, (2, 2)))  # fmt: skip
                 ax.set_yscale("log")
-            ax.set(xscale="log", xlabel="d")
-            ax.set_xticks(dims[::2], [f"{d:g}" for d in dims[::2]])  # every other: no overlap
+            style.log_axis(ax, dims)
+            ax.set_xlabel("d (vector length)")
         else:
             ax.set(yscale="log", xlabel="depth (layers)")
+            ax.set_xticks(range(0, int(rows[x].max()) + 1, 2))
         if legend:
-            ax.legend(frameon=False, fontsize=5, handlelength=1.5, loc=legend)
-        else:
-            ax.get_legend().remove()
+            style.legend_below(part, ax, ncol=2)
     return fig
 
 

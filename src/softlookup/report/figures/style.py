@@ -1,8 +1,11 @@
-"""The one look of every figure: seaborn, vector PDF, readable in greyscale, labelled axes.
+"""The one look of every figure: drawn at the width the paper prints it, every text at least
+MIN_FONT points, legends outside the data, at most MAX_SERIES series a panel, each with its own
+colour, marker and dash (so lines survive a greyscale print), vector PDF.
 
-Every figure module calls `setup()` once, takes its colours, markers and line styles from
-`series_styles()` (so lines differ by marker and dash as well as by colour, and survive a greyscale
-print), sizes figures with `figsize()` and writes them with `save()`.
+Every figure module calls `setup()` once, takes its series' looks from `series_styles()`, makes
+its figure with `subplots()` or `grid()` (constrained layout, WIDTH wide) and writes it with
+`save()`, which keeps that size: the PDF is placed at \\linewidth unscaled, so a point of text
+here is a point on paper.
 """
 
 from __future__ import annotations
@@ -14,118 +17,117 @@ import matplotlib
 
 matplotlib.use("agg")
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import seaborn as sns
 
-WIDTH = 6.3  # inches: the text width of the paper (a4, 2.5 cm margins)
-HEIGHT = 2.6
-MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
-DASHES = ["-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 1)), (0, (3, 1, 1, 1, 1, 1))]
+# paper/paper.tex: a4paper (210 mm wide), geometry margin=2.5cm -> \textwidth = 160 mm
+WIDTH = 160 / 25.4  # inches
+HEIGHT = 2.4
+FONT = 8  # points: labels and titles
+MIN_FONT = 7  # points: tick labels, legends, notes; nothing smaller
+MAX_SERIES = 6  # a panel with more lines is split (by the figure, into panels of related lines)
+COLOURS = sns.color_palette("colorblind", MAX_SERIES)  # distinct hues; markers tell them apart in grey
+MARKERS = ["o", "s", "^", "D", "v", "P"]
+DASHES = ["-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 1))]
+REFERENCE_LINE = {"color": "0.3", "linewidth": 0.7, "zorder": 1}  # zero, sqrt(d): no marker
 CMAP = "Greys"  # heatmaps: white = no weight, black = all of it
-LEAST_DATA_SHARE = 0.4  # of an axes' height left to the data under a legend over it
+DODGE = 0.06  # of the distance between two x positions: series that coincide stay visible
 
 
 def setup() -> None:
-    """Seaborn's paper context on a white grid, fonts embedded as Type 42 (searchable PDF)."""
-    sns.set_theme(
-        style="whitegrid", context="paper", font_scale=0.9, palette=sns.color_palette("cividis", 4)
-    )  # dark to light: greyscale-safe
+    """Seaborn's white grid at explicit point sizes, fonts embedded as Type 42 (searchable)."""
+    sns.set_theme(style="whitegrid", context="paper")
     matplotlib.rcParams.update(
         {
+            "font.size": FONT,
+            "axes.titlesize": FONT,
+            "axes.labelsize": FONT,
+            "xtick.labelsize": MIN_FONT,
+            "ytick.labelsize": MIN_FONT,
+            "legend.fontsize": MIN_FONT,
+            "legend.title_fontsize": MIN_FONT,
+            "legend.frameon": False,
+            "lines.markersize": 4,
+            "lines.linewidth": 1.1,
             "pdf.fonttype": 42,
             "ps.fonttype": 42,
             "savefig.dpi": 300,
-            "legend.frameon": False,
-            "axes.titlesize": "medium",
         }
     )
 
 
-def palette(n: int) -> list:
-    """n colours that also differ in lightness (cividis runs dark to light)."""
-    return sns.color_palette("cividis", max(n, 2))[: max(n, 1)] if n > 1 else ["0.15"]
-
-
 def series_styles(names) -> dict[str, dict]:
-    """name -> matplotlib keywords (colour, marker, line style), stable for the sorted names."""
+    """name -> matplotlib keywords (colour, marker, line style), stable for the sorted names and
+    distinct for each; more than MAX_SERIES names is an error (split the panel)."""
     names = sorted(dict.fromkeys(str(n) for n in names))
-    colours = palette(len(names))
+    if len(names) > MAX_SERIES:
+        raise ValueError(
+            f"{len(names)} series in one panel ({', '.join(names)}): at most {MAX_SERIES} can "
+            "be told apart; split the panel"
+        )
     return {
-        name: {
-            "color": colours[i],
-            "marker": MARKERS[i % len(MARKERS)],
-            "linestyle": DASHES[i % len(DASHES)],
-        }
+        name: {"color": COLOURS[i], "marker": MARKERS[i], "linestyle": DASHES[i]}
         for i, name in enumerate(names)
     }
 
 
-def figsize(panels: int = 1, height: float = HEIGHT, max_width: float = WIDTH) -> tuple:
-    return (min(max_width, 3.2 * panels), height)
-
-
 def subplots(panels: int = 1, height: float = HEIGHT, **kwargs):
-    fig, axes = plt.subplots(1, panels, figsize=figsize(panels, height), squeeze=False, **kwargs)
-    return fig, list(axes[0])
+    """One row of panels across the text width."""
+    return grid(1, panels, height, **kwargs)
 
 
 def grid(rows: int, columns: int, height: float, **kwargs):
     """Small multiples: rows x columns panels across the text width, axes in reading order."""
-    fig, axes = plt.subplots(rows, columns, figsize=(WIDTH, height), squeeze=False, **kwargs)
+    fig, axes = plt.subplots(rows, columns, figsize=(WIDTH, height), squeeze=False,
+                             layout="constrained", **kwargs)  # fmt: skip
     return fig, list(axes.flat)
+
+
+def dodged(x, index: int, count: int):
+    """x positions of series `index` of `count`, shifted so that equal values stay visible."""
+    return x + DODGE * (index - (count - 1) / 2)
 
 
 def errorbar(ax, rows, label: str, kwargs: dict) -> None:
     """One series of rows (x, value, ci_low, ci_high) with its 95% intervals as error bars."""
-    ax.errorbar(
-        rows["x"],
-        rows["value"],
-        yerr=[rows["value"] - rows["ci_low"], rows["ci_high"] - rows["value"]],
-        capsize=2,
-        markersize=4,
-        label=label,
-        **kwargs,
-    )
+    ax.errorbar(rows["x"], rows["value"], yerr=interval_errors(rows), capsize=2, label=label,
+                **kwargs)  # fmt: skip
+
+
+def interval_errors(rows) -> list:
+    """matplotlib's yerr of rows with value, ci_low, ci_high. sacrebleu rounds its interval to
+    the printed digits, so a BLEU of 0.00001 can sit just above an interval of [0.0, 0.0]: such
+    an error bar is drawn with length 0, never negative."""
+    return [(rows["value"] - rows["ci_low"]).clip(lower=0),
+            (rows["ci_high"] - rows["value"]).clip(lower=0)]  # fmt: skip
 
 
 def note(ax, text: str) -> None:
     """A panel with no data: say so inside the axes instead of leaving it blank."""
-    ax.text(
-        0.5,
-        0.5,
-        text,
-        ha="center",
-        va="center",
-        wrap=True,
-        transform=ax.transAxes,
-        fontsize="small",
-        color="0.3",
-    )
+    ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True, transform=ax.transAxes,
+            fontsize=MIN_FONT, color="0.3")  # fmt: skip
     ax.set_xticks([])
     ax.set_yticks([])
 
 
-def legend_below(fig, ax, ncol: int, fontsize="x-small") -> None:
-    """The legend of `ax` under all panels of `fig`, where it hides no line."""
-    handles, labels = ax.get_legend_handles_labels()
-    fig.legend(
-        handles,
-        labels,
-        loc="upper center",
-        bbox_to_anchor=(0.5, 0.0),
-        ncol=ncol,
-        fontsize=fontsize,
-        frameon=False,
-    )
+def parts(rows: int, columns: int, height: float) -> tuple:
+    """The figure (text width) as rows x columns subfigures, in reading order: each holds its
+    own panels and its own legend under them (`legend_below`)."""
+    fig = plt.figure(figsize=(WIDTH, height), layout="constrained")
+    return fig, list(fig.subfigures(rows, columns, squeeze=False).flat)
 
 
-def legend_over_data(ax, fontsize=5) -> None:
-    """The legend at the top of `ax`, in a band the y axis adds above the data, where it hides
-    no line (call after the layout is final: the band is measured in the axes' own height)."""
-    legend = ax.legend(loc="upper center", fontsize=fontsize, frameon=False)
-    ax.figure.canvas.draw()
-    share = legend.get_window_extent().transformed(ax.transAxes.inverted()).height
-    low, high = ax.get_ylim()
-    ax.set_ylim(low, low + (high - low) / max(1 - share, LEAST_DATA_SHARE))
+def legend_below(part, handles_from, ncol: int = 1) -> None:
+    """The legend of the lines of axes `handles_from`, under all panels of `part` (a figure or
+    a subfigure), where the layout makes room for it and it hides no data."""
+    handles, labels = handles_from.get_legend_handles_labels()
+    part.legend(handles, labels, loc="outside lower center", ncol=ncol)
+
+
+def categories(ax, labels, rotation: int = 0) -> None:
+    """A categorical x axis: one tick per label at 0, 1, ... (each with data: no empty one)."""
+    ax.set_xticks(range(len(labels)), labels, rotation=rotation)
+    ax.set_xlim(-0.5, len(labels) - 0.5)
 
 
 def min_span(ax, values, relative: float = 0.05) -> None:
@@ -140,24 +142,33 @@ def min_span(ax, values, relative: float = 0.05) -> None:
         ax.set_ylim(centre - span / 2, centre + span / 2)
 
 
-def interval_errors(rows) -> list:
-    """matplotlib's yerr of rows with value, ci_low, ci_high. sacrebleu rounds its interval to
-    the printed digits, so a BLEU of 0.00001 can sit just above an interval of [0.0, 0.0]: such
-    an error bar is drawn with length 0, never negative."""
-    return [(rows["value"] - rows["ci_low"]).clip(lower=0),
-            (rows["ci_high"] - rows["value"]).clip(lower=0)]  # fmt: skip
-
-
 def log_axis(ax, values, axis: str = "x") -> None:
-    """A log axis labelled at the measured values in short numbers (no crowded minor labels)."""
-    from matplotlib.ticker import NullFormatter
-
+    """A log x axis labelled at the measured values in short numbers (no crowded minor labels)."""
     ticks = sorted({float(v) for v in values if v and v > 0})
     getattr(ax, f"set_{axis}scale")("log")
     target = ax.xaxis if axis == "x" else ax.yaxis
-    target.set_minor_formatter(NullFormatter())
+    target.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    target.set_minor_locator(matplotlib.ticker.NullLocator())
     if ticks:
         getattr(ax, f"set_{axis}ticks")(ticks, [tick_label(t) for t in ticks])
+
+
+def value_axis(ax, values, formatter) -> None:
+    """A y axis for positive values: log where they span more than a decade, else linear, and
+    labelled by `formatter` (a report.numbers rule) at no fewer than three ticks."""
+    values = [float(v) for v in values if v == v and v > 0]
+    if values and max(values) / min(values) > 10:
+        ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    else:
+        ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(4, min_n_ticks=3))
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: formatter(v)))
+
+
+def number_axis(ax, formatter, axis: str = "y") -> None:
+    """Tick labels by a report.numbers rule (one rule per kind of number)."""
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: formatter(v)))
 
 
 def tick_label(value: float) -> str:
@@ -168,10 +179,9 @@ def tick_label(value: float) -> str:
 
 
 def save(fig, out: Path) -> Path:
+    """The figure as a PDF of its own size (no cropping: it is printed at that width)."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    if fig.get_layout_engine() is None:  # a figure with a colorbar lays itself out
-        fig.tight_layout()
-    fig.savefig(out, format="pdf", bbox_inches="tight")
+    fig.savefig(out, format="pdf")
     plt.close(fig)
     return out

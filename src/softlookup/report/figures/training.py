@@ -14,37 +14,34 @@ from ..facts import training
 from ..study import Study
 from . import cli, style
 
-COLUMNS = 3
-SHORT_NAME = 24  # characters: line names up to this long fit two to a legend row
+COLUMNS = 2
+SHORT_NAME = 20  # characters: line names up to this long fit two to a legend row
 
 
 def training_figure(study: Study):
     table = training.curves(study)
     panels = training.panels(study)
     if table.empty or not panels:
-        fig, axes = style.subplots(1)
+        fig, axes = style.subplots(1, height=1.6)
         style.note(axes[0], "no run wrote a training log")
         return fig
-    rows = math.ceil(len(panels) / COLUMNS)
-    fig, axes = style.grid(rows, min(COLUMNS, len(panels)), height=2.5 * rows)
+    columns = min(COLUMNS, len(panels))
+    rows = math.ceil(len(panels) / columns)
+    fig, parts = style.parts(rows, columns, height=2.15 * rows)
     valid = table[table["split"] == "valid"]
     mean = valid.groupby(["variant", "label", "epoch"], as_index=False)["loss"].mean()
-    for ax, (title, variants) in zip(axes, panels, strict=False):
+    for part, (title, variants) in zip(parts, panels, strict=False):
+        ax = part.subplots()
         shown = mean[mean["variant"].isin(variants)]
         base, names = line_names(shown["label"].unique())
         styles = style.series_styles(shown["label"])
-        for label, curve in shown.groupby("label"):
-            ax.plot(curve["epoch"], curve["loss"], markersize=3, label=names[label],
-                    **styles[label])  # fmt: skip
+        for i, (label, curve) in enumerate(shown.groupby("label")):
+            ax.plot(style.dodged(curve["epoch"], i, len(styles)), curve["loss"],
+                    label=names[label], **styles[label])  # fmt: skip
         ax.set(title=f"{title}: {base}" if base else title, xlabel="epoch",
-               xticks=sorted(shown["epoch"].unique()))  # fmt: skip
-        ax.title.set_fontsize("small")
+               xticks=sorted(shown["epoch"].unique()), ylabel="validation loss (nats)")  # fmt: skip
         columns = 2 if max(len(name) for name in names.values()) <= SHORT_NAME else 1
-        ax.legend(fontsize=5, loc="upper center", bbox_to_anchor=(0.5, -0.38), ncol=columns)
-    for ax in axes[len(panels) :]:
-        ax.set_visible(False)
-    for ax in axes[::COLUMNS]:
-        ax.set_ylabel("validation loss (nats)")
+        style.legend_below(part, ax, ncol=columns)
     return fig
 
 

@@ -1,0 +1,154 @@
+"""Every figure readable at print size, checked from the figure objects (not by eye): drawn from
+the committed reference of the default config (tests/figure_data.py), each is as wide as the
+paper's text, keeps every text inside it at 7 pt or more, puts legends outside the data, draws
+at most six series a panel with their own colour and marker, and gives every labelled x position
+of a panel some data (no panel of a single x value, no empty bucket)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from matplotlib.text import Text
+
+from softlookup.report import numbers
+from softlookup.report.figures import (
+    alignment,
+    convergence,
+    cost,
+    length_curves,
+    probes,
+    scores,
+    style,
+    training,
+)
+from softlookup.report.study import load
+
+from .figure_data import ROOT, reference_results
+
+FIGURES = {
+    "bleu_by_length": lambda study: scores.draw(study, "bleu_by_length"),
+    "sweep_scaling": lambda study: scores.draw(study, "sweep_scaling"),
+    "sweep_heads": lambda study: scores.draw(study, "sweep_heads"),
+    "training": training.training_figure,
+    "convergence": convergence.convergence_figure,
+    "length_curves": length_curves.length_curves_figure,
+    "cost": cost.cost_figure,
+    "alignment": alignment.alignment_figure,
+    "probes": probes.probes_figure,
+}
+CAPS = {"_", "|", "None", "", None}  # error-bar caps and plain lines: not a series' marker
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    results = reference_results(tmp_path_factory.mktemp("figures"))
+    return load(results, results / "paper" / "config.json")
+
+
+@pytest.fixture(scope="module", params=sorted(FIGURES))
+def figure(request, study):
+    style.setup()
+    fig = FIGURES[request.param](study)
+    fig.canvas.draw()  # the constrained layout places every artist
+    yield fig
+    style.save(fig, study.results / f"{request.param}.pdf")
+
+
+def panels(fig):
+    """The data axes of a figure (no colour bar, none hidden)."""
+    return [ax for ax in fig.get_axes() if ax.get_visible() and ax.get_label() != "<colorbar>"]
+
+
+def series(ax):
+    """The lines of a panel that are a series: those drawn with a marker."""
+    return [line for line in ax.get_lines() if line.get_marker() not in CAPS
+            and len(line.get_xdata())]  # fmt: skip
+
+
+def test_the_default_papers_text_width_is_the_figures_width():
+    preamble = (ROOT / "paper" / "paper.tex").read_text()
+    assert "a4paper" in preamble  # 210 mm wide
+    margin = re.search(r"\\usepackage\[margin=([\d.]+)cm\]\{geometry\}", preamble)
+    assert margin, "paper.tex: no geometry margin to derive the text width from"
+    assert style.WIDTH == pytest.approx((210 - 2 * 10 * float(margin.group(1))) / 25.4)
+
+
+def test_a_figure_is_drawn_at_the_printed_width_and_nothing_leaves_it(figure):
+    width, height = figure.get_size_inches()
+    assert width == pytest.approx(style.WIDTH) and height < 9.5  # fits a page of text
+    drawn = figure.get_tightbbox(figure.canvas.get_renderer())  # inches, what is drawn
+    assert drawn.x0 >= -0.01 and drawn.y0 >= -0.01, drawn
+    assert drawn.x1 <= width + 0.01 and drawn.y1 <= height + 0.01, drawn
+
+
+def test_every_text_is_at_least_7_pt(figure):
+    small = {(t.get_text(), t.get_fontsize()) for t in figure.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and t.get_fontsize() < style.MIN_FONT}  # fmt: skip
+    assert not small
+
+
+def test_legends_sit_outside_the_data(figure):
+    renderer = figure.canvas.get_renderer()
+    legends = [*figure.legends, *(sub_legend for sub in figure.subfigs for sub_legend in sub.legends),
+               *(ax.get_legend() for ax in figure.get_axes() if ax.get_legend())]  # fmt: skip
+    for legend in legends:
+        box = legend.get_window_extent(renderer)
+        for ax in panels(figure):
+            assert not box.overlaps(ax.get_window_extent(renderer)), ax.get_title()
+
+
+def test_a_panel_has_at_most_six_series_each_its_own_colour_and_marker(figure):
+    for ax in panels(figure):
+        looks = [(str(line.get_color()), line.get_marker()) for line in series(ax)]
+        assert len(looks) <= style.MAX_SERIES, ax.get_title()
+        assert len(set(looks)) == len(looks), ax.get_title()
+
+
+def test_every_labelled_x_position_has_data_and_a_panel_two(figure):
+    for ax in panels(figure):
+        lines = series(ax)
+        if not lines:
+            continue  # a heatmap, or a panel that says it has no data
+        xs = sorted({round(float(x)) if ax.get_xscale() == "linear" else float(x)
+                     for line in lines for x in line.get_xdata()})  # fmt: skip
+        assert len(xs) >= 2, ax.get_title()
+        low, high = sorted(ax.get_xlim())
+        labelled = [tick.get_position()[0] for tick in ax.get_xticklabels()
+                    if tick.get_text() and low <= tick.get_position()[0] <= high]  # fmt: skip
+        for x in labelled:
+            assert any(abs(x - seen) <= 0.5 or abs(x - seen) <= 0.01 * abs(x) for seen in xs), (
+                ax.get_title(), x)
+
+
+def test_a_series_too_many_is_an_error_naming_them():
+    with pytest.raises(ValueError, match="7 series in one panel .*split the panel"):
+        style.series_styles([f"model {i}" for i in range(7)])
+
+
+def test_the_bleu_by_length_panels_hold_only_the_buckets_their_test_set_fills(study):
+    style.setup()
+    fig = scores.draw(study, "bleu_by_length")
+    flickr = [ax for ax in fig.get_axes() if ax.get_title().endswith("test_2016_flickr")]
+    assert flickr and all([t.get_text() for t in ax.get_xticklabels()] == ["1-10", "11-15", "16-20"]
+                          for ax in flickr)  # fmt: skip
+
+
+def test_the_cost_figure_names_backends_for_a_reader_and_facets_devices(study):
+    style.setup()
+    fig = cost.cost_figure(study)
+    names = {t.get_text() for legend in fig.legends for t in legend.get_texts()}
+    assert {"PyTorch cuDNN", "Triton, atomic dQ", "naive (scores materialised)"} <= names
+    assert not any("_" in name or "cuda" in name for name in names)
+    titles = [ax.get_title() for ax in panels(fig)]
+    assert "attention, CPU" in titles and "attention, GPU (NVIDIA H200)" in titles
+    assert "memory, GPU (NVIDIA H200)" in titles
+
+
+def test_numbers_have_one_rule_per_kind():
+    assert numbers.bleu(27.34) == "27.3" and numbers.bleu(-4.0, sign=True) == "-4.0"
+    assert numbers.share(0.2634) == "0.26"
+    assert numbers.p(0.0002) == "< 0.001" and numbers.p(0.0432) == "0.043"
+    assert [numbers.seconds(v) for v in (0.0123, 2.5e-5, 240.0)] == ["12.3 ms", "25 µs", "240 s"]
+    assert numbers.interval(-5.75, -4, sign=True) == "[-5.8, -4.0]"
+    assert numbers.interval(0.194, 0.356, numbers.share) == "[0.19, 0.36]"
