@@ -113,3 +113,20 @@ def base_labels(models: dict[str, dict]) -> dict[str, Tex]:
 def variant_label(base: str, sweep: dict) -> Tex:
     """A variant's label from its base model's label and its sweep point."""
     return Tex(", ".join([base, *(setting_label(k, v) for k, v in sweep.items())]))
+
+
+PROBE_METHODS = {  # a probe (src/softlookup/probes/<name>.py) as a reader is told what it computes
+    "worked_examples": "the essay's arithmetic, recomputed in float64",
+    "spread": "dot products of random unit-variance vectors",
+    "saturation": "softmax rows of random scores, unscaled and scaled",
+    "order": "attention on shuffled inputs, with and without a causal mask",
+    "averaging": "stacks of random attention layers, with and without a ReLU or a skip",
+    "diagnostics": "rows of random attention, one key doubled",
+    "gradients": "gradients through softmax and through a hard arg-max",
+    "counting": "parameters of PyTorch's attention layer; cells of the score table",
+}
+
+
+def probe_method(probe: str) -> str:
+    """What a probe computes, in words ('' for evidence that is not a probe's)."""
+    return PROBE_METHODS.get(probe, "")
