@@ -130,3 +130,15 @@ PROBE_METHODS = {  # a probe (src/softlookup/probes/<name>.py) as a reader is to
 def probe_method(probe: str) -> str:
     """What a probe computes, in words ('' for evidence that is not a probe's)."""
     return PROBE_METHODS.get(probe, "")
+
+
+CORPORA = {"multi30k": "Multi30k", "europarl": "Europarl", "wmt": "WMT"}  # name prefix -> label
+
+
+def corpus_label(name: str) -> str:
+    """A corpus as a reader knows it: 'europarl-it-en' -> 'Europarl (it-en)'; unknown names kept."""
+    for prefix, label in CORPORA.items():
+        if str(name).startswith(prefix):
+            rest = str(name)[len(prefix) :].strip("-_")
+            return f"{label} ({rest})" if rest else label
+    return str(name)

@@ -23,6 +23,7 @@ import pandas as pd
 
 from ...config import convergence_references
 from ...evaluate.score import ALL, FINAL
+from ..labels import corpus_label
 from ..study import Study
 from . import claims, tables
 
@@ -274,15 +275,32 @@ def section(study: Study) -> dict:
             "metric": effect.get("metric", "bleu"),
             "levels": system_levels(ref, effect["comparison"], labels) if ref else {},
         })  # fmt: skip
+    facts = [reference_facts(ref) for ref in references]
+    corpus = {ref["name"]: corpus_label(ref["corpus"]) for ref in facts}
+    for row in rows:
+        row["corpus"] = corpus.get(row["reference"], "")
     return {
         "enabled": bool(config),
         "budget": epochs or study.config.get("train", {}).get("epochs"),
-        "references": [reference_facts(ref) for ref in references],
+        "references": facts,
+        "caps": cap_summary(facts),
+        "by_claim": {claim: [row for row in rows if row["claim"] == claim]
+                     for claim in dict.fromkeys(row["claim"] for row in rows)},  # fmt: skip
         "paths": bool(len(paths)),
         "verdicts": rows,
         "moved": [row for row in rows if row["moved"]],
         **fates(rows),
         "improving_bar": STILL_IMPROVING,
+    }
+
+
+def cap_summary(references: list[dict]) -> dict:
+    """What "trained to convergence" meant across the references: their runs, how many hit the
+    epoch cap, and the caps ({runs: 0} without references)."""
+    return {
+        "runs": sum(ref["runs"] for ref in references),
+        "hit_cap": sum(ref["hit_cap"] for ref in references),
+        "caps": sorted({ref["cap"] for ref in references if ref["cap"] is not None}),
     }
 
 

@@ -29,6 +29,7 @@ def abstract(study: Study) -> dict:
         "total": len(found),
         "best": best,
         "length": results.length_effect(study),
+        "shares": results.length_shares(study),
         "convergence": convergence.section(study),
         "speedup": generation[-1] if generation else None,
     }
