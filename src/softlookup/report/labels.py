@@ -136,9 +136,9 @@ CORPORA = {"multi30k": "Multi30k", "europarl": "Europarl", "wmt": "WMT"}  # name
 
 
 def corpus_label(name: str) -> str:
-    """A corpus as a reader knows it: 'europarl-it-en' -> 'Europarl (it-en)'; unknown names kept."""
+    """A corpus as a reader knows it: 'europarl-it-en' -> 'Europarl it-en'; unknown names kept."""
     for prefix, label in CORPORA.items():
         if str(name).startswith(prefix):
             rest = str(name)[len(prefix) :].strip("-_")
-            return f"{label} ({rest})" if rest else label
+            return f"{label} {rest}" if rest else label
     return str(name)

@@ -14,7 +14,7 @@ from ..families import other_keys
 from ..labels import setting_label
 from ..latex import Tex
 from ..study import Study, variant_of
-from . import claims, sweeps, tables
+from . import claims, convergence, sweeps, tables
 
 PUBLISHED_WORDS = 60  # Bahdanau et al.'s length figure reaches sources of 60 words
 ATTENTION_STATS = ["entropy_mean", "max_weight_mean", "argmax_on_top_key_share", "chance_share"]
@@ -27,8 +27,11 @@ def records(table: pd.DataFrame) -> list[dict]:
 def overview(study: Study) -> dict:
     """Table 1 (the headline claims) and Table 2 (every variant, seeds pooled)."""
     variants = tables.variants(study)
+    budget = convergence.section(study) if study.config.get("convergence") else {}
     return {
         "headline": claims.headline(claims.claims(study)),
+        "converged": budget.get("by_claim", {}),
+        "budget": budget.get("budget"),
         "variants": records(variants.sort_values(["base_model", "sweep_key"])),
     }
 
