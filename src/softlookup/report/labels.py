@@ -142,3 +142,9 @@ def corpus_label(name: str) -> str:
             rest = str(name)[len(prefix) :].strip("-_")
             return f"{label} {rest}" if rest else label
     return str(name)
+
+
+def versus(b: str, a: str) -> str:
+    """A paired comparison B - A as a reader reads it: 'GRU, additive vs GRU, no attention'
+    (labels hold commas: the two sides are joined by 'vs', never by a comma)."""
+    return f"{b} vs {a}"

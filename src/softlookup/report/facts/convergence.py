@@ -23,7 +23,7 @@ import pandas as pd
 
 from ...config import convergence_references
 from ...evaluate.score import ALL, FINAL
-from ..labels import corpus_label
+from ..labels import corpus_label, versus
 from ..study import Study
 from . import claims, tables
 
@@ -247,8 +247,18 @@ def paths_appendix(study: Study) -> dict:
     """The appendix's table: every D effect with its interval, per study and budget point."""
     return {
         "enabled": bool(study.config.get("convergence")),
-        "paths": study_paths(study, committed_references(study)).to_dict("records"),
+        "paths": [{**row, "what": comparison_label(study, row["comparison"])}
+                  for row in study_paths(study, committed_references(study)).to_dict("records")],
     }
+
+
+def comparison_label(study: Study, name: str) -> str:
+    """A configured comparison as a reader reads it: 'GRU, additive vs GRU, no attention'."""
+    pair = (study.config.get("comparisons") or {}).get(name) or {}
+    labels = variant_labels(study)
+    if not pair:
+        return name.replace("_", " ")
+    return versus(labels.get(pair["b"], pair["b"]), labels.get(pair["a"], pair["a"]))
 
 
 def section(study: Study) -> dict:
