@@ -51,6 +51,7 @@ SECTIONS = {
     "paths": convergence.paths_appendix,
     "checks": back.checks,
     "reproducibility": back.reproducibility,
+    "provenance": back.provenance,
     "macros": back.macros,
 }
 
