@@ -53,7 +53,7 @@ def architecture(name: str, model: dict, label: str, parameters: float | None) -
     if model.get("arch") == "transformer":
         width, heads = model.get("d_model"), model.get("heads")
         d_k = model.get("d_k") or (width // heads if width and heads else None)
-        layers = f"{model.get('enc_layers')}+{model.get('dec_layers')}"
+        layers = f"{model.get('enc_layers', '?')}+{model.get('dec_layers', '?')}"
         return {"label": label, "width": width, "layers": layers, "heads": heads, "d_k": d_k,
                 "ffn": model.get("ffn_dim"), "parameters": parameters}  # fmt: skip
     attends = model.get("attention", "none") != "none"
