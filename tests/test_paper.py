@@ -76,7 +76,7 @@ def assert_no_identifiers_and_every_float_cited(workdir: Path, text: str) -> Non
     assert not leaked, f"identifiers in the paper's text: {leaked[:10]}"
     for aux in workdir.glob("**/paper.aux"):
         generated = [p.read_text() for p in aux.parent.glob("generated/*.tex")
-                     if p.stem != "provenance"]  # fmt: skip
+                     if p.stem != "sources"]  # fmt: skip
         missing = unreferenced_floats(aux.read_text(), generated)
         assert not missing, f"floats never referenced in the text: {missing}"
 

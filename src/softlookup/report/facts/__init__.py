@@ -51,7 +51,7 @@ SECTIONS = {
     "paths": convergence.paths_appendix,
     "checks": back.checks,
     "reproducibility": back.reproducibility,
-    "provenance": back.provenance,
+    "sources": back.sources,
     "macros": back.macros,
 }
 

@@ -264,7 +264,7 @@ TABLE_SOURCES = [
 ]
 
 
-def provenance(study: Study, figures: dict[str, str] | None = None) -> dict:
+def sources(study: Study) -> dict:
     """Where every figure and table comes from: rule, file(s), and the commit of this build."""
     from ...provenance import git_state
 

@@ -115,7 +115,7 @@ def length_shares(study: Study) -> dict | None:
     shares = []
     for model, own in rows.groupby("base_model"):
         at = own.set_index(own["bucket"].astype(str))["value"]
-        if first not in at or last not in at or not at[first]:
+        if first not in at or last not in at or pd.isna(at[last]) or not at[first] > 0:
             continue
         shares.append({"label": own["label"].iloc[0], "first": at[first], "last": at[last],
                        "share": at[last] / at[first],
