@@ -46,6 +46,41 @@ def claim_number(claims: pd.DataFrame) -> str:
     raise AssertionError("no claim of the ledger has a decimal number in its headline")
 
 
+# a check label as the ledger writes it ('attention_params[torch_mha,512,True,1]')
+CHECK_ID = re.compile(r"\b\w+\[[^\]\s]*,[^\]\s]*\]")
+
+
+def leaked_identifiers(text: str, identifiers: list[str]) -> list[str]:
+    """Run ids, comparison names and check labels found in a PDF's text, and 'Rule ' (a
+    caption tail); pdftotext may print an underscore as a space, so both spellings count."""
+    flat = " ".join(text.split())
+    found = [i for i in identifiers if i in flat or i.replace("_", " ") in flat]
+    found += CHECK_ID.findall(flat)
+    return found + (["Rule "] if "Rule " in flat else [])
+
+
+def unreferenced_floats(aux: str, sources: list[str]) -> list[str]:
+    """Labels of figures and tables (from the .aux) that no \\ref of the sources names."""
+    labels = re.findall(r"\\newlabel\{((?:fig|tab):[^}]+)\}", aux)
+    text = "\n".join(sources)
+    return [label for label in labels if f"\\ref{{{label}}}" not in text]
+
+
+def assert_no_identifiers_and_every_float_cited(workdir: Path, text: str) -> None:
+    results = workdir / "results"
+    identifiers = [p.name for p in (results / "runs").glob("*") if p.is_dir()]
+    comparisons = results / "tables" / "comparisons.csv"
+    if comparisons.exists():
+        identifiers += sorted(set(pd.read_csv(comparisons)["comparison"].astype(str)))
+    leaked = leaked_identifiers(text, identifiers)
+    assert not leaked, f"identifiers in the paper's text: {leaked[:10]}"
+    for aux in workdir.glob("**/paper.aux"):
+        generated = [p.read_text() for p in aux.parent.glob("generated/*.tex")
+                     if p.stem != "sources"]  # fmt: skip
+        missing = unreferenced_floats(aux.read_text(), generated)
+        assert not missing, f"floats never referenced in the text: {missing}"
+
+
 def assert_paper_is_complete(workdir: Path) -> None:
     pdf = workdir / "paper" / "paper.pdf"
     text = pdf_text(pdf)
@@ -61,6 +96,7 @@ def assert_paper_is_complete(workdir: Path) -> None:
     scratch.mkdir(exist_ok=True)
     ink = page_ink(pdf, scratch)
     assert ink and min(ink) > 0.001, f"blank page(s): {ink}"
+    assert_no_identifiers_and_every_float_cited(workdir, text)
 
 
 needs_poppler = pytest.mark.skipif(
@@ -103,3 +139,21 @@ def test_a_blank_page_and_a_placeholder_are_caught(tmp_path):
     )
     with pytest.raises(AssertionError, match="no claim of the ledger has a decimal"):
         assert_paper_is_complete(tmp_path)
+
+
+def test_identifiers_and_caption_tails_are_caught():
+    ids = ["gru_additive-s1", "d1_additive_vs_none"]
+    assert leaked_identifiers("GRU, additive beats no attention.", ids) == []
+    assert leaked_identifiers("seen in gru additive-s1 here", ids) == ["gru_additive-s1"]
+    assert leaked_identifiers("Table 14: d1_additive_vs_none", ids) == ["d1_additive_vs_none"]
+    assert leaked_identifiers("x attention_params[torch_mha,512,True,1] y", []) == [
+        "attention_params[torch_mha,512,True,1]"
+    ]
+    assert leaked_identifiers("A figure. Rule figure_scores, results/x.pdf", []) == ["Rule "]
+    assert leaked_identifiers("an interval [0.19, 0.36] is no identifier", []) == []
+
+
+def test_a_float_never_referenced_is_caught():
+    aux = r"\newlabel{fig:probes}{{1}{2}}\newlabel{tab:headline}{{1}{3}}\newlabel{sec:x}{{2}{3}}"
+    assert unreferenced_floats(aux, [r"see Table~\ref{tab:headline}"]) == ["fig:probes"]
+    assert unreferenced_floats(aux, [r"\ref{tab:headline} and \ref{fig:probes}"]) == []

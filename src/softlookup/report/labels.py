@@ -136,3 +136,38 @@ def device_label(device: str, name: str = "") -> str:
     """'cuda', 'NVIDIA H200' -> 'GPU (NVIDIA H200)'."""
     kind = DEVICES.get(device, device)
     return f"{kind} ({name})" if name and name != kind else kind
+
+
+PROBE_METHODS = {  # a probe (src/softlookup/probes/<name>.py) as a reader is told what it computes
+    "worked_examples": "the essay's arithmetic, recomputed in float64",
+    "spread": "dot products of random unit-variance vectors",
+    "saturation": "softmax rows of random scores, unscaled and scaled",
+    "order": "attention on shuffled inputs, with and without a causal mask",
+    "averaging": "stacks of random attention layers, with and without a ReLU or a skip",
+    "diagnostics": "rows of random attention, one key doubled",
+    "gradients": "gradients through softmax and through a hard arg-max",
+    "counting": "parameters of PyTorch's attention layer; cells of the score table",
+}
+
+
+def probe_method(probe: str) -> str:
+    """What a probe computes, in words ('' for evidence that is not a probe's)."""
+    return PROBE_METHODS.get(probe, "")
+
+
+CORPORA = {"multi30k": "Multi30k", "europarl": "Europarl", "wmt": "WMT"}  # name prefix -> label
+
+
+def corpus_label(name: str) -> str:
+    """A corpus as a reader knows it: 'europarl-it-en' -> 'Europarl it-en'; unknown names kept."""
+    for prefix, label in CORPORA.items():
+        if str(name).startswith(prefix):
+            rest = str(name)[len(prefix) :].strip("-_")
+            return f"{label} {rest}" if rest else label
+    return str(name)
+
+
+def versus(b: str, a: str) -> str:
+    """A paired comparison B - A as a reader reads it: 'GRU, additive vs GRU, no attention'
+    (labels hold commas: the two sides are joined by 'vs', never by a comma)."""
+    return f"{b} vs {a}"

@@ -10,7 +10,7 @@ sentence a verdict or a measurement gets. A new section is a template plus a fun
 from __future__ import annotations
 
 from ..study import Study
-from . import back, claims, convergence, cost, front, results, tables, training
+from . import back, claims, convergence, cost, essays, front, results, tables, training
 
 # the confidence level of every interval: sacrebleu's bootstrap (evaluate/score.py) and the
 # paired bootstrap's 2.5-97.5 percentiles (evaluate/compare.py)
@@ -27,6 +27,7 @@ FIGURE_RULES = {  # figure file stem -> the rule that draws it (sweep_*: figure_
 
 SECTIONS = {
     "abstract": front.abstract,
+    "essays": essays.section,
     "setup": front.setup,
     "results": results.overview,
     "length": results.length,
@@ -50,6 +51,7 @@ SECTIONS = {
     "paths": convergence.paths_appendix,
     "checks": back.checks,
     "reproducibility": back.reproducibility,
+    "sources": back.sources,
     "macros": back.macros,
 }
 

@@ -68,6 +68,7 @@ def discussion(study: Study) -> dict:
         "still_improving": len(training.still_improving(study)),
         "at_convergence": converged_verdicts(study),
         "runs": len(runs),
+        "surprises": surprises(study),
     }
 
 
@@ -176,3 +177,93 @@ def reproducibility(study: Study) -> dict:
 
 def macros(study: Study) -> dict:
     return {"macros": claims.macros(study, claims.claims(study))}
+
+
+# The findings the Discussion explains, by where their numbers live: a check of a claim (its
+# `macro` in checks.csv) or a paired comparison (comparisons.csv, BLEU on the whole test set).
+SURPRISE_CHECKS = {
+    "relu": ("B4", "CollapseResidualRelu"),  # attention + ReLU stack: residual at depth
+    "attention_only": ("B4", "CollapseResidualAttention"),
+    "linear": ("B4", "CollapseResidualLinear"),
+    "skip": ("B4", "CollapseResidualSkip"),
+    "superposition": ("B4", "SuperpositionErrorLayer"),
+    "big_key_rise": ("B5", "BigKeyRiseFracRandom"),
+    "big_key_positive": ("B5", "BigKeyPositiveFracRandom"),
+}
+SURPRISE_COMPARISONS = {"scaled_vs_dot": "d2_scaled_dot_vs_dot", "dot_vs_additive": "d2_dot_vs_additive"}
+TIE_CLAIM = "A3"  # its failing check counts rows peaking on one token alone; a reported one with ties
+
+
+def check_value(study: Study, claim: str, macro: str) -> float | None:
+    """The value of the check of `claim` that names `macro` (None when the ledger lacks it)."""
+    checks = study.checks
+    if checks.empty or not {"claim_id", "macro", "value"} <= set(checks):
+        return None
+    rows = checks[(checks["claim_id"] == claim) & (checks["macro"] == macro)]
+    value = pd.to_numeric(rows["value"], errors="coerce").dropna()
+    return float(value.iloc[0]) if len(value) else None
+
+
+def whole_test_bleu(comparisons: pd.DataFrame, name: str) -> dict | None:
+    """A comparison's BLEU row on the whole test set, final models (None when not run)."""
+    if comparisons.empty or "comparison" not in comparisons:
+        return None
+    rows = comparisons[(comparisons["comparison"] == name) & (comparisons["metric"] == "bleu")
+                       & (comparisons["bucket"].astype(str) == "all")]  # fmt: skip
+    if "epoch" in rows:
+        rows = rows[rows["epoch"].astype(str) == "final"]
+    return rows.iloc[0].to_dict() if len(rows) else None
+
+
+def tie_counts(study: Study) -> dict | None:
+    """A3's tie: rows peaking on token 3 alone (the failing check) and with ties counted."""
+    checks = study.checks
+    if checks.empty or "claim_id" not in checks:
+        return None
+    own = checks[checks["claim_id"] == TIE_CLAIM]
+    failed = own[own["status"] == "fail"]
+    reported = own[own["status"] == "report"]
+    if failed.empty or reported.empty:
+        return None
+    return {"alone": float(failed["value"].iloc[0]), "expected": failed["expected"].iloc[0],
+            "with_ties": float(reported["value"].iloc[0])}  # fmt: skip
+
+
+def surprises(study: Study) -> dict:
+    """The numbers behind the findings the Discussion explains; a missing one is None."""
+    found = {key: check_value(study, *where) for key, where in SURPRISE_CHECKS.items()}
+    for key, name in SURPRISE_COMPARISONS.items():
+        found[key] = whole_test_bleu(study.comparisons, name)
+    converged = [whole_test_bleu(ref.comparisons, SURPRISE_COMPARISONS["dot_vs_additive"])
+                 for ref in convergence.committed_references(study)
+                 if study.config.get("convergence")]  # fmt: skip
+    found["dot_vs_additive_converged"] = next((row for row in converged if row), None)
+    found["tie"] = tie_counts(study)
+    return found
+
+
+# Each table of the paper: the rule that writes its evidence and the files it reads
+TABLE_SOURCES = [
+    ("tab:essays", "claims_ledger", "results/claims/claims.csv"),
+    ("tab:models", "paper_sections", "config, results/runs/*/meta.json"),
+    ("tab:headline", "claims_ledger", "results/claims/claims.csv, committed references"),
+    ("tab:variants", "collect_scores", "results/tables/scores.csv"),
+    ("tab:length-shares", "collect_scores", "results/tables/scores.csv"),
+    ("tab:scores", "collect_scores", "results/tables/scores.csv, results/runs/*/meta.json"),
+    ("tab:comparisons", "compare", "results/tables/comparisons.csv"),
+    ("tab:checks", "claims_ledger", "results/claims/checks.csv"),
+    ("tab:claims", "claims_ledger", "results/claims/claims.csv"),
+    ("tab:budget", "train", "results/runs/*/log.csv, meta.json"),
+]
+
+
+def sources(study: Study) -> dict:
+    """Where every figure and table comes from: rule, file(s), and the commit of this build."""
+    from ...provenance import git_state
+
+    commit, _ = git_state()
+    return {
+        "commit": None if commit == "unknown" else commit[:12],
+        "tables": [{"label": label, "rule": rule, "files": files}
+                   for label, rule, files in TABLE_SOURCES],  # fmt: skip
+    }

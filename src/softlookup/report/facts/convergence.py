@@ -24,6 +24,7 @@ import pandas as pd
 from ...config import convergence_references
 from ...data.buckets import ALL
 from ...evaluate.score import FINAL
+from ..labels import corpus_label, versus
 from ..study import Study
 from . import claims, tables
 
@@ -247,8 +248,18 @@ def paths_appendix(study: Study) -> dict:
     """The appendix's table: every D effect with its interval, per study and budget point."""
     return {
         "enabled": bool(study.config.get("convergence")),
-        "paths": study_paths(study, committed_references(study)).to_dict("records"),
+        "paths": [{**row, "what": comparison_label(study, row["comparison"])}
+                  for row in study_paths(study, committed_references(study)).to_dict("records")],
     }
+
+
+def comparison_label(study: Study, name: str) -> str:
+    """A configured comparison as a reader reads it: 'GRU, additive vs GRU, no attention'."""
+    pair = (study.config.get("comparisons") or {}).get(name) or {}
+    labels = variant_labels(study)
+    if not pair:
+        return name.replace("_", " ")
+    return versus(labels.get(pair["b"], pair["b"]), labels.get(pair["a"], pair["a"]))
 
 
 def section(study: Study) -> dict:
@@ -275,10 +286,17 @@ def section(study: Study) -> dict:
             "metric": effect.get("metric", "bleu"),
             "levels": system_levels(ref, effect["comparison"], labels) if ref else {},
         })  # fmt: skip
+    facts = [reference_facts(ref) for ref in references]
+    corpus = {ref["name"]: corpus_label(ref["corpus"]) for ref in facts}
+    for row in rows:
+        row["corpus"] = corpus.get(row["reference"], "")
     return {
         "enabled": bool(config),
         "budget": epochs or study.config.get("train", {}).get("epochs"),
-        "references": [reference_facts(ref) for ref in references],
+        "references": facts,
+        "caps": cap_summary(facts),
+        "by_claim": {claim: [row for row in rows if row["claim"] == claim]
+                     for claim in dict.fromkeys(row["claim"] for row in rows)},  # fmt: skip
         "paths": bool(len(paths)),
         "verdicts": rows,
         "moved": [row for row in rows if row["moved"]],
@@ -294,6 +312,16 @@ def check_counts(ref, claim: str) -> dict[str, int | None]:
         return {"passed": None, "decisive": None}
     return {name: int(pd.to_numeric(row[f"checks_{name}"].iloc[0]))
             for name in ("passed", "decisive")}  # fmt: skip
+
+
+def cap_summary(references: list[dict]) -> dict:
+    """What "trained to convergence" meant across the references: their runs, how many hit the
+    epoch cap, and the caps ({runs: 0} without references)."""
+    return {
+        "runs": sum(ref["runs"] for ref in references),
+        "hit_cap": sum(ref["hit_cap"] for ref in references),
+        "caps": sorted({ref["cap"] for ref in references if ref["cap"] is not None}),
+    }
 
 
 def fates(rows: list[dict]) -> dict[str, list[str]]:

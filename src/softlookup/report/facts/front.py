@@ -29,6 +29,7 @@ def abstract(study: Study) -> dict:
         "total": len(found),
         "best": best,
         "length": results.length_effect(study),
+        "shares": results.length_shares(study),
         "convergence": convergence.section(study),
         "speedup": generation[-1] if generation else None,
     }
@@ -46,6 +47,74 @@ def own_training_settings(study: Study) -> list[dict]:
     return [{"models": models, "settings": settings} for settings, models in groups.items()]
 
 
+def architecture(name: str, model: dict, label: str, parameters: float | None) -> dict:
+    """One base model as the setup's table gives it: width, layers, heads and head width d_k
+    (a GRU: one attention 'head' as wide as its hidden state, none without attention)."""
+    if model.get("arch") == "transformer":
+        width, heads = model.get("d_model"), model.get("heads")
+        d_k = model.get("d_k") or (width // heads if width and heads else None)
+        layers = f"{model.get('enc_layers', '?')}+{model.get('dec_layers', '?')}"
+        return {"label": label, "width": width, "layers": layers, "heads": heads, "d_k": d_k,
+                "ffn": model.get("ffn_dim"), "parameters": parameters}  # fmt: skip
+    attends = model.get("attention", "none") != "none"
+    return {"label": label, "width": model.get("hidden_dim"), "layers": "1+1",
+            "heads": 1 if attends else 0, "d_k": model.get("hidden_dim") if attends else None,
+            "ffn": None, "parameters": parameters}  # fmt: skip
+
+
+def architectures(study: Study) -> list[dict]:
+    """The trained base models, one row each: width, layers, heads, d_k, parameters (a base
+    run's, mean over seeds)."""
+    runs = tables.runs(study)
+    labels = base_labels(tables.base_models(study))
+    rows = []
+    for name, model in tables.base_models(study).items():
+        own = runs[(runs["base_model"] == name) & (runs["sweep_key"] == "")] if len(runs) else runs
+        parameters = own["parameters"].dropna().mean() if len(own) else None
+        rows.append(architecture(name, model, labels.get(name, name), parameters))
+    return rows
+
+
+def join_shares(join: dict) -> list[dict]:
+    """[{ks, share}]: the share of the pairs that sit in examples of k joined pairs, from the
+    unnormalised per-example weights of k (k w_k / sum k w_k; equal weights without any);
+    consecutive k of one share (to a tenth of a percent) are one row."""
+    ks = join.get("k", [])
+    weights = join.get("weights") or [1] * len(ks)
+    total = sum(k * w for k, w in zip(ks, weights, strict=True))
+    rows: list[dict] = []
+    for k, w in zip(ks, weights, strict=True):
+        share = k * w / total
+        if rows and abs(rows[-1]["share"] - share) < 1e-3:
+            rows[-1]["ks"].append(k)
+        else:
+            rows.append({"ks": [k], "share": share})
+    return rows
+
+
+def joined_tests(manifest: dict, data: dict) -> list[dict]:
+    """Each test set made by joining consecutive pairs: the splits it joins, its pairs, its
+    inputs and the pairs per input on average, and its source length."""
+    rows = []
+    for name, info in manifest.get("splits", {}).items():
+        joined_from = info.get("joined_from") or data.get("joined_tests", {}).get(name)
+        if not joined_from and ".concat" not in name:
+            continue
+        pairs, inputs = info.get("pairs", 0), info.get("examples", 0)
+        rows.append({"name": name, "joined_from": list(joined_from or []), "pairs": pairs,
+                     "inputs": inputs, "per_input": pairs / inputs if inputs else None,
+                     "words": info.get("source_words", {}),
+                     "buckets": len(info.get("buckets", {}))})  # fmt: skip
+    return rows
+
+
+def can_stop_early(train: dict, longest: float | None) -> bool:
+    """Early stopping can end a run before its cap only when the best epoch (1 at the earliest)
+    plus `patience` epochs without improvement come before the longest run's last epoch."""
+    patience = train.get("patience")
+    return patience is not None and longest is not None and 1 + patience < longest
+
+
 def setup(study: Study) -> dict:
     manifest, config = study.manifest, study.config
     data = config.get("data", {})
@@ -60,20 +129,21 @@ def setup(study: Study) -> dict:
         "target": manifest.get("target", data.get("tgt", "")),
         "splits": [{"name": n, "pairs": info.get("pairs", 0)} for n, info in splits.items()],
         "train_words": splits.get("train", {}).get("source_words", {}),
-        "joined": [n for n in splits if ".concat" in n or n in data.get("joined_tests", {})],
+        "joined": joined_tests(manifest, data),
         "join_k": join.get("k", []),
         "join_weights": join.get("weights") or [],
+        "join_shares": join_shares(join),
+        "architectures": architectures(study),
+        "decoding": {"beam": study.config.get("evaluate", {}).get("beam_size", 1),
+                     "length_penalty": study.config.get("evaluate", {}).get("length_penalty")},
+        "main_test": tables.main_test_set(study),
         "vocab": data.get("bpe_vocab_size"),
         "runs": len(runs),
         "variants": runs["variant"].nunique() if len(runs) else 0,
         "seeds": sorted({int(s) for s in runs["seed"].dropna()}) if len(runs) else [],
         "models": list(dict.fromkeys(runs["base_label"])) if len(runs) else [],
         "train": train,
-        "early_stopping": bool(
-            train.get("patience") is not None
-            and longest is not None
-            and train["patience"] < longest
-        ),
+        "early_stopping": can_stop_early(train, longest),
         "own_settings": own_training_settings(study),
         "environment": run_environment(study),
         "signatures": "signature" in study.scores and study.scores["signature"].notna().any(),

@@ -14,7 +14,7 @@ from ..families import other_keys
 from ..labels import setting_label
 from ..latex import Tex
 from ..study import Study, variant_of
-from . import claims, sweeps, tables
+from . import claims, convergence, sweeps, tables
 
 PUBLISHED_WORDS = 60  # Bahdanau et al.'s length figure reaches sources of 60 words
 ATTENTION_STATS = ["entropy_mean", "max_weight_mean", "argmax_on_top_key_share", "chance_share"]
@@ -27,8 +27,11 @@ def records(table: pd.DataFrame) -> list[dict]:
 def overview(study: Study) -> dict:
     """Table 1 (the headline claims) and Table 2 (every variant, seeds pooled)."""
     variants = tables.variants(study)
+    budget = convergence.section(study) if study.config.get("convergence") else {}
     return {
         "headline": claims.headline(claims.claims(study)),
+        "converged": budget.get("by_claim", {}),
+        "budget": budget.get("budget"),
         "variants": records(variants.sort_values(["base_model", "sweep_key"])),
     }
 
@@ -97,8 +100,37 @@ def length_effect(study: Study) -> dict | None:
     }
 
 
+def length_shares(study: Study) -> dict | None:
+    """Every base model's BLEU on the longest bucket as a share of its BLEU on the shortest, on
+    the test set whose buckets reach furthest (seeds pooled): {test_set, first, last, fixed: rows
+    without attention, attention: rows with it, by share descending}; None without buckets.
+    The abstract and the length section's table read this one fact."""
+    table = length_table(study)
+    if table.empty:
+        return None
+    longest = max(table["test_set"].unique(),
+                  key=lambda t: max(bucket_start(b) for b in table[table.test_set == t].bucket))
+    rows = table[table["test_set"] == longest]
+    order = buckets(rows["bucket"])
+    first, last = order[0], order[-1]
+    runs = tables.runs(study)
+    attention = runs.groupby("base_model")["attention"].first() if "attention" in runs else {}
+    shares = []
+    for model, own in rows.groupby("base_model"):
+        at = own.set_index(own["bucket"].astype(str))["value"]
+        if first not in at or last not in at or pd.isna(at[last]) or not at[first] > 0:
+            continue
+        shares.append({"label": own["label"].iloc[0], "first": at[first], "last": at[last],
+                       "share": at[last] / at[first],
+                       "attends": attention.get(model, "dot") != "none"})  # fmt: skip
+    shares.sort(key=lambda row: -row["share"])
+    return {"test_set": longest, "first": first, "last": last,
+            "fixed": [r for r in shares if not r["attends"]],
+            "attention": [r for r in shares if r["attends"]]}  # fmt: skip
+
+
 def length(study: Study) -> dict:
-    return {"effect": length_effect(study)}
+    return {"effect": length_effect(study), "shares": length_shares(study)}
 
 
 def score_functions(study: Study) -> dict:
