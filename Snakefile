@@ -26,7 +26,7 @@ min_version("8.20")
 
 # The default config file, read here first: a syntax error is named with its file and line
 # (Snakemake's own message names neither). Files given with --configfile are read by Snakemake
-# before this file runs: `make paper` checks them (README, "When something goes wrong").
+# before this file runs: `make paper` checks them (docs/troubleshooting.md).
 try:
     read_config_file("config/config.yaml")
 except ConfigError as error:
