@@ -666,7 +666,7 @@ def test_a_comparison_this_config_removes_or_does_not_train_is_no_error(config):
 
 
 def test_a_misspelt_claim_fails_the_dry_run_before_any_job(tmp_path):
-    workdir = workdir_with_project(tmp_path / "work")
+    workdir = project_sources(tmp_path / "work")
     (workdir / "config").unlink()
     claims_with(workdir, "comparison: d1_additive_vs_none,", "comparison: d1_additive_vs_none_typo,")
     result = snakemake(workdir, "--configfile", "config/test.yaml", "--dry-run")

@@ -28,8 +28,6 @@ A check names where its measured number comes from:
   a glob, then the mean over the variant's runs.
 `by: interval` judges a probe or bench row by its ci_low/ci_high instead of its value; `floor`
 ({metric, bucket, below}) makes a comparison check inconclusive when a system scores below it.
-`undefined_references` lists every comparison, test set and probe a check names that no
-configuration defines (a config check fails on them).
 Ops: approx (|measured - expected| <= tolerance, or relative), above, below, equivalent and
 non_inferior (a paired interval inside +-margin / above -margin), report (shown, never part of
 the verdict). Paired checks are judged on p-values Holm-adjusted within their claim
@@ -39,7 +37,6 @@ the verdict). Paired checks are judged on p-values Holm-adjusted within their cl
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -48,7 +45,6 @@ import jsonschema
 import yaml
 
 from ..paths import CLAIMS_SCHEMA
-from ..probes import PROBES
 
 GROUPS = {"A": "worked arithmetic", "B": "statistical", "C": "counting", "D": "empirical"}
 
@@ -412,47 +408,3 @@ def _default_label(quantity: str, settings: dict) -> str:
     shown = ["|".join(v) if isinstance(v, tuple) else v for v in settings.values()]
     return f"{quantity}[{','.join(shown)}]" if settings else quantity
 
-
-def _defined(config: dict, *keys: str) -> set[str]:
-    """The names a config section defines, removed ones (null) included."""
-    section = config
-    for key in keys:
-        section = section.get(key) if isinstance(section, dict) else None
-    return set(section) if isinstance(section, dict) else set()
-
-
-def undefined_references(claims: list[Claim], config: dict, probes=PROBES) -> list[str]:
-    """One line per name a check uses that `config` does not define: a comparison (a family
-    pattern: no comparison matches it), a test set (data.splits or data.joined_tests), or a probe
-    the workflow does not run (`probes`: softlookup.probes.PROBES, each configured under
-    config["probes"] or taking no options).
-
-    `config` is the merged config before softlookup.config.drop_removed: a name the config
-    removes (null) is defined, and its checks stay pending (not_run) in the ledger."""
-    comparisons = _defined(config, "comparisons")
-    test_sets = (_defined(config, "data", "splits") | _defined(config, "data", "joined_tests")) - {
-        "train", "valid"}  # fmt: skip
-    lines = []
-    for claim in claims:
-        for number, check in enumerate(claim.checks, start=1):
-            where = f"claim {claim.id}, check {number} ({check.label})"
-            name = getattr(check, "comparison", None)
-            if name and not _names_comparison(name, comparisons):
-                lines.append(f"{where}: comparison {name!r} is defined by no config"
-                             f" (comparisons: {', '.join(sorted(comparisons)) or 'none'})")
-            test_set = getattr(check, "test_set", None)
-            if test_set and test_set not in test_sets:
-                lines.append(f"{where}: test_set {test_set!r} is defined by no config"
-                             f" (test sets: {', '.join(sorted(test_sets)) or 'none'})")
-            if check.kind == "probe" and check.name not in probes:
-                lines.append(f"{where}: probe {check.name!r} is defined by no config"
-                             f" (probes: {', '.join(sorted(probes)) or 'none'})")
-    return lines
-
-
-def _names_comparison(name: str, defined: set[str]) -> bool:
-    if "{x}" not in name:
-        return name in defined
-    head, tail = name.split("{x}", 1)
-    pattern = re.compile(f"^{re.escape(head)}\\d+(?:\\.\\d+)?{re.escape(tail)}$")
-    return any(pattern.match(one) for one in defined)

@@ -64,7 +64,6 @@ from sacrebleu.metrics import BLEU, CHRF
 
 from ..data.buckets import ALL, bucket_order, buckets_of
 from ..rundir import read_meta, read_run_config, run_status
-from . import intervals
 from .paired import SeedScores, family_rows, seed_scores
 from .score import FINAL
 
@@ -111,20 +110,6 @@ SEED_VARIANCE_COLUMNS = [
     "bartlett_p",
     "pooled",
 ]
-# The normal rule (df inf) under the names the ledger and the report import.
-Z95 = intervals.critical(math.inf)
-
-
-def doubled_tail(z: float) -> float:
-    """2 Phi(-z): intervals.doubled_tail with df inf."""
-    return intervals.doubled_tail(z, math.inf)
-
-
-def two_sided_p(delta: float, se: float) -> float:
-    """2 Phi(-|delta| / se): intervals.two_sided_p with df inf."""
-    return intervals.two_sided_p(delta, se, math.inf)
-
-
 def p_text(p_value: float) -> str:
     """A p-value as a table cell gives it: '< 0.001' below a thousandth, else three decimals
     (the p_value columns keep the exact value)."""

@@ -25,9 +25,9 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from ...data.buckets import ALL, bucket_order
 from ...evaluate import intervals
 from ...evaluate.compare import COLUMNS as COMPARISON_COLUMNS
-from ...data.buckets import ALL, bucket_order
 from ..spec import ClaimsFileError, ComparisonCheck
 from .common import ALPHA, Evidence, Outcome, Test, pending
 

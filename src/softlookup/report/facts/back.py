@@ -9,7 +9,6 @@ import pandas as pd
 
 from ...claims.checks import ALPHA
 from ...config import convergence_references
-from ...evaluate.compare import Z95
 from ..study import Study
 from . import claims, convergence, front, tables, training
 
@@ -78,7 +77,6 @@ def ledger(study: Study) -> dict:
         "rows": list(found.values()),
         "counts": {v: len(found.with_verdict(v)) for v in claims.VERDICTS},
         "total": len(found),
-        "z": Z95,  # the interval: delta +- z se (evaluate/compare.py)
         "alpha": ALPHA,  # a paired test passes below this Holm-adjusted p (claims/checks)
     }
 

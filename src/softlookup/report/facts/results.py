@@ -9,7 +9,7 @@ import math
 import pandas as pd
 
 from ...data.buckets import ALL, bucket_order, bucket_start
-from ...evaluate.compare import Z95
+from ...evaluate import intervals
 from ..families import other_keys
 from ..labels import setting_label
 from ..latex import Tex
@@ -83,7 +83,7 @@ def length_effect(study: Study) -> dict | None:
         return None
 
     def share(row, side: str) -> dict:
-        spread = Z95 * row[f"se_{side}"]
+        spread = intervals.critical(row[f"df_{side}"]) * row[f"se_{side}"]
         value = row[f"mean_{side}"]
         return {"label": row[f"label_{side}"], "value": value,
                 "ci_low": value - spread, "ci_high": value + spread}  # fmt: skip
