@@ -1,4 +1,4 @@
-"""The t rule (evaluate.intervals) and the promise of the comparisons' 95% intervals: simulated
+"""The t rule (softlookup.intervals) and the promise of the comparisons' 95% intervals: simulated
 studies from a known truth, run through the code that writes comparisons.csv, cover the true
 difference 93-97% of the time at 2, 3 and 5 seeds, where the two-level bootstrap with 1.96 that it
 replaced falls short at 2 seeds."""
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from softlookup.evaluate import intervals
+from softlookup import intervals
 from softlookup.evaluate.compare import draw_counts, share
 from softlookup.evaluate.paired import SeedScores, family_rows, seed_scores
 

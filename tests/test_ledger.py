@@ -24,8 +24,9 @@ from softlookup.claims.spec import (
 from softlookup.claims.verdicts import VERDICTS
 from softlookup.evaluate.compare import COLUMNS as COMPARISON_COLUMNS
 from softlookup.evaluate.compare import stated_p
-from softlookup.evaluate.intervals import critical, two_sided_p
+from softlookup.intervals import critical, two_sided_p
 from softlookup.probes import PROBES, worked_examples
+from softlookup.report import wording
 
 Z95 = critical(math.inf)  # the normal rule: the fake comparisons' intervals
 
@@ -199,6 +200,7 @@ def test_cli_writes_claims_and_checks_csv(tmp_path):
             "--out", str(out / "claims.csv"), "--out-checks", str(out / "checks.csv"),
         ]
     )  # fmt: skip
+    wording.main(["--claims", str(out / "claims.csv"), "--checks", str(out / "checks.csv")])
     table = pd.read_csv(out / "claims.csv")
     assert list(table.id) == [f"T{i}" for i in range(1, 12)]
     assert set(table.verdict) <= set(VERDICTS)

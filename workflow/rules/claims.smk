@@ -30,3 +30,5 @@ rule claims_ledger:
         " --scores {input.scores:q} --comparisons {input.comparisons:q}"
         " --training {input.training:q} --bench {input.bench:q} --analysis {input.analysis:q}"
         " --out {output.claims:q} --out-checks {output.checks:q} > {log:q} 2>&1"
+        " && {PYTHON}.report.wording --claims {output.claims:q} --checks {output.checks:q}"
+        " >> {log:q} 2>&1"

@@ -59,7 +59,7 @@ import numpy as np
 import torch
 from torch.profiler import ProfilerActivity
 
-from ..evaluate.intervals import interval
+from ..intervals import interval
 from ..models import BOS, EOS, PAD, Transformer, build_model
 from .timing import PROVENANCE_COLUMNS, csv_rows, provenance, synchronize
 

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..evaluate.intervals import interval
+from ..intervals import interval
 from ..models.gru import CrossAttention
 from .timing import PROVENANCE_COLUMNS, csv_rows, provenance, synchronize
 

@@ -10,9 +10,10 @@ Only the files named on the command line are read (the rule's declared inputs). 
 one row per claim (COLUMNS, then the environment's columns); checks.csv one row per check
 (CHECK_COLUMNS: numbers and codes: status and reason (claims.checks.REASONS), value, interval,
 df, p_value of the check's null in the two-sided form, p_adjusted the same Holm-adjusted over the
-claim's family_size tests, the facts a sentence needs as JSON; and `text`, the plain-text
-rendering of paper/sections/_wording.tex, which alone words them). claims.csv's verdict and
-reason code follow claims.verdicts. No LaTeX here: the report renders both tables.
+claim's family_size tests, the facts a sentence needs as JSON; `text` is left empty for
+softlookup.report.wording, the plain-text rendering of paper/sections/_wording.tex, which alone
+words them: the rule runs it next). claims.csv's verdict and reason code follow claims.verdicts.
+No LaTeX here: the report renders both tables.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ import pandas as pd
 import yaml
 
 from ..provenance import config_hash, environment
-from ..report.facts.claims import check_of, claim_of
-from ..report.wording import check_text, verdict_text
 from .checks import Evidence, Outcome, allowed_deviation, evaluate, format_number
 from .multiplicity import adjust
 from .spec import GROUPS, Check, Claim, load_claims
@@ -125,8 +124,6 @@ def judge(claim: Claim, evidence: Evidence, producers: dict) -> tuple[dict, list
         check_row(claim, number, check, outcome, rule) | {"headline": number - 1 == chosen}
         for number, (check, outcome, rule) in enumerate(zip(claim.checks, outcomes, rules), 1)
     ]
-    for row in checks:
-        row["text"] = check_text(check_of(row))
     row = {
         "id": claim.id,
         "group": claim.group,
@@ -154,7 +151,6 @@ def judge(claim: Claim, evidence: Evidence, producers: dict) -> tuple[dict, list
         **counts(outcomes),
         "largest_deviation": largest_deviation(outcomes),
     }
-    row["text"] = verdict_text(claim_of(row, checks))
     return row, checks
 
 

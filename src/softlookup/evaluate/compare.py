@@ -29,7 +29,7 @@ independent parts (the arithmetic is softlookup.evaluate.paired's):
 `se` = sqrt(se_seed^2 + se_sentence^2) on `df` Welch-Satterthwaite degrees of freedom (the
 sentence part counts as known, df inf; without a seed variance df is inf); the 95% interval is
 delta +- t(0.975, df) se and `p_value` the two-sided t p-value, both from
-softlookup.evaluate.intervals, the one t rule every interval of the project reads. `se_a`, `df_a`
+softlookup.intervals, the one t rule every interval of the project reads. `se_a`, `df_a`
 (`se_b`, `df_b`) are each system's own, built the same way (pooled seed variance / n plus its
 seed mean's sentence variance). `method` names the seed rule the row took.
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from . import intervals
+from .. import intervals
 
 ALPHA = 0.05  # Bartlett's test rejects pooling below this p-value
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..evaluate import intervals
+from .. import intervals
 from ..evaluate.score import final_point
 
 COLUMNS = ["section", "item", "reference", "current", "status", "tolerance"]

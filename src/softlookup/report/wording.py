@@ -1,20 +1,27 @@
 """The plain-text rendering of paper/sections/_wording.tex: the sentences checks.csv and
 claims.csv carry in their `text` column, worded by the same template the paper renders as LaTeX.
 
+    python -m softlookup.report.wording --claims results/claims/claims.csv \
+        --checks results/claims/checks.csv   # fills both files' `text` column in place
+
 The environment has report.render's delimiters and filter names, each writing plain text:
 numbers in a check's format, p-values as compare.stated_p states them, emphasis dropped.
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 from functools import cache
 from pathlib import Path
 
 import jinja2
+import pandas as pd
 
+from ..atomic import atomic_file
 from ..claims.checks.common import format_number
 from ..evaluate.compare import stated_p
+from .facts.claims import check_of, claim_of
 from .latex import words_list
 
 TEMPLATES = Path(__file__).resolve().parents[3] / "paper" / "sections"
@@ -68,3 +75,29 @@ def check_text(check, templates: Path = TEMPLATES) -> str:
 def verdict_text(claim, templates: Path = TEMPLATES) -> str:
     """A claim (id, short, verdict, passed, decisive, checks) as the paper words its verdict."""
     return _plain(environment(templates).get_template(WORDING).module.verdict_sentence(claim))
+
+
+def word_ledger(claims: pd.DataFrame, checks: pd.DataFrame) -> None:
+    """Fill the `text` column of the ledger's two tables (read as text: cells kept as written)."""
+    checks["text"] = [check_text(check_of(row)) for _, row in checks.iterrows()]
+    claims["text"] = [
+        verdict_text(claim_of(row, [r for _, r in checks[checks.claim_id == row["id"]].iterrows()]))
+        for _, row in claims.iterrows()
+    ]
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--claims", type=Path, required=True, help="claims.csv, rewritten")
+    parser.add_argument("--checks", type=Path, required=True, help="checks.csv, rewritten")
+    args = parser.parse_args(argv)
+    claims, checks = (pd.read_csv(path, dtype=str, keep_default_na=False)
+                      for path in (args.claims, args.checks))  # fmt: skip
+    word_ledger(claims, checks)
+    for table, path in ((claims, args.claims), (checks, args.checks)):
+        with atomic_file(path) as partial:
+            table.to_csv(partial, index=False)
+
+
+if __name__ == "__main__":
+    main()

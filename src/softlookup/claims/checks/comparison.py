@@ -4,7 +4,7 @@ of them (a name with {x}), judged as compare.py summarises them.
 An estimate (the difference B - A, or one system's own mean: `side`) has a standard error over
 the draws of seeds and sentences, with `df` degrees of freedom: the row's own `df` column where
 the comparison has one (seed-aware rows), else infinity (the normal rule). Every interval and
-p-value comes from evaluate.intervals: the 95% interval is estimate +- t(0.975, df) se, and the
+p-value comes from softlookup.intervals: the 95% interval is estimate +- t(0.975, df) se, and the
 p-value of the check's null is in the two-sided form, so that p < 0.05 exactly when that interval
 clears the threshold: above/below t (and report): 2 P(T > |estimate - t| / se); equivalent within
 M: two one-sided tests, 2 max(P(T > (estimate + M) / se), P(T > (M - estimate) / se));
@@ -25,8 +25,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from ... import intervals
 from ...data.buckets import ALL, bucket_order
-from ...evaluate import intervals
 from ...evaluate.compare import COLUMNS as COMPARISON_COLUMNS
 from ..spec import ClaimsFileError, ComparisonCheck
 from .common import ALPHA, Evidence, Outcome, Test, pending

@@ -8,8 +8,8 @@ import math
 
 import pandas as pd
 
+from ... import intervals
 from ...data.buckets import ALL, bucket_order, bucket_start
-from ...evaluate import intervals
 from ..families import other_keys
 from ..labels import setting_label
 from ..latex import Tex
