@@ -60,6 +60,7 @@ reference: paper
 		--config-json $(BUILD_DIR)results/paper/config.json --paper $(BUILD_DIR)paper/paper.pdf \
 		--scores $(BUILD_DIR)results/tables/scores.csv \
 		--comparisons $(BUILD_DIR)results/tables/comparisons.csv \
+		--seed-variance $(BUILD_DIR)results/tables/seed_variance.csv \
 		--training $(BUILD_DIR)results/tables/training.csv \
 		--claims $(BUILD_DIR)results/claims/claims.csv --checks $(BUILD_DIR)results/claims/checks.csv \
 		--manifest $$(ls $(BUILD_DIR)results/data/*/manifest.json | head -n 1) \

@@ -4,7 +4,7 @@ python -m softlookup.reference.snapshot --config-name config --config-json merge
     --paper paper/paper.pdf --scores results/tables/scores.csv ... --benchmarks results/benchmarks \
     --out results/reference/config --compare-command "make compare"
 
-Copies the PDF, the scores, comparisons and claims tables and the data manifest (no checkpoints,
+Copies the PDF, the scores, comparisons, seed-variance and claims tables and the data manifest (no checkpoints,
 no hypotheses) and writes provenance.json: commit, config and its hash, package versions, CPU
 model, and the wall time of every rule (summed over its jobs, from Snakemake's `benchmark:`
 files), plus a README.md that says when and on what the reference was made.
@@ -22,11 +22,13 @@ import pandas as pd
 
 from ..provenance import config_hash, environment
 
-KEPT = ("paper", "scores", "comparisons", "training", "claims", "checks", "manifest")
+KEPT = ("paper", "scores", "comparisons", "seed_variance", "training", "claims", "checks",
+        "manifest")
 FILE_NAMES = {
     "paper": "paper.pdf",
     "scores": "scores.csv",
     "comparisons": "comparisons.csv",
+    "seed_variance": "seed_variance.csv",
     "training": "training.csv",
     "claims": "claims.csv",
     "checks": "checks.csv",
@@ -95,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--config-name", required=True)
     parser.add_argument("--config-json", type=Path, required=True, help="the merged config")
     for kind in KEPT:
-        parser.add_argument(f"--{kind}", type=Path, required=True)
+        parser.add_argument(f"--{kind.replace('_', '-')}", type=Path, required=True)
     parser.add_argument("--benchmarks", type=Path, required=True)
     parser.add_argument("--wall-seconds", type=float)
     parser.add_argument("--compare-command", required=True,
