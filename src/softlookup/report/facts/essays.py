@@ -26,7 +26,7 @@ def essay_keys(source: str) -> list[str]:
 
 def walkthrough(study: Study) -> list[dict]:
     """One row per A-C claim, in ledger order: id, short, essays (cite keys), computed (how it
-    was measured, from its evidence file), expected (the essay's figure), measured, verdict."""
+    was measured, from its evidence file), expected (the essay's figure), the claim itself."""
     found = claims.claims(study)
     rows = []
     for _, row in study.claims.iterrows() if "id" in study.claims else []:
@@ -40,8 +40,7 @@ def walkthrough(study: Study) -> list[dict]:
             "essays": essay_keys(row.get("source", "")),
             "computed": probe_method(next((p for p in probes if p in PROBE_METHODS), "")),
             "expected": claim.expected,
-            "measured": claims.measured_cell(claim),
-            "verdict": claim.verdict,
+            "claim": claim,  # its verdict and headline measurement (_wording.tex words them)
         })  # fmt: skip
     return rows
 
