@@ -96,6 +96,7 @@ CLUSTER_RULES = (
     "attention_maps",
     "bench_attention",
     "bench_generation",
+    "bench_score_step",
     "bench_train_lengths",
     "probe",
 )
