@@ -274,3 +274,35 @@ def test_the_default_config_reads_committed_references_that_decide_its_claims():
     assert deciding["converged_scale"] == ["D3"] and deciding["converged_heads"] == ["D5"]
     long = next(ref for ref in references if ref.name == "long")
     assert set(long.scores.test_set) >= {"test_europarl"} and long.commit
+
+
+def seed_part(tmp_path, name, seed_deltas, se_sentence):
+    """A reference folder of one part of a study: the comparison d5 on the given seeds."""
+    mean = sum(seed_deltas.values()) / len(seed_deltas)
+    row = {**comparison_rows("d5", {"final": mean})[0], "seeds": len(seed_deltas),
+           "seed_deltas": json.dumps(seed_deltas), "se_sentence": se_sentence}  # fmt: skip
+    return write_reference(tmp_path / name, claims=[{"id": "D5", "verdict": "partly"}],
+                           comparisons=[row], training=training_log("a-s1", [3.0], cap=1))
+
+
+def test_a_study_trained_in_parts_reads_all_its_seeds_together(tmp_path):
+    """Five per-seed differences from two parts: their mean, a t interval on 4 df widened by the
+    shared sentence part (Welch-Satterthwaite: df above 4), each part's own row kept."""
+    import math
+
+    from scipy import stats
+
+    first = seed_part(tmp_path, "converged_heads", {"1": 0.2, "2": 0.8}, math.nan)
+    second = seed_part(tmp_path, "converged_heads_seeds", {"3": 1.0, "4": -0.4, "5": 0.9}, 0.1)
+    together = convergence.seeds_together([first, second], "d5")
+    deltas = [0.2, 0.8, 1.0, -0.4, 0.9]
+    seed_variance = pd.Series(deltas).var() / 5
+    assert together["seeds"] == 5 and together["delta"] == pytest.approx(sum(deltas) / 5)
+    assert 4 < together["df"] < math.inf
+    half = stats.t.ppf(0.975, together["df"]) * math.sqrt(seed_variance + 0.01)
+    assert together["ci_high"] - together["delta"] == pytest.approx(half)
+    assert [part["seeds"] for part in together["parts"]] == [[1, 2], [3, 4, 5]]
+    assert convergence.seeds_together([first, second], "absent") is None
+    again = seed_part(tmp_path, "again", {"2": 0.1, "6": 0.3}, 0.1)
+    with pytest.raises(ValueError, match=r"again repeats seeds \[2\]"):
+        convergence.seeds_together([first, again], "d5")

@@ -38,6 +38,7 @@ SECTIONS = {
     "sweeps": results.other_sweeps,
     "training": training.training,
     "convergence": convergence.section,
+    "convergence_details": convergence.section,
     "cost": cost.cost,
     "attention": results.attention,
     "crossattention": results.attention,

@@ -16,11 +16,13 @@ as the GPU rows are read from `bench.measured`; each names the commit and config
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from ... import intervals
 from ...config import convergence_references
 from ...data.buckets import ALL
 from ...evaluate.score import FINAL
@@ -56,6 +58,18 @@ class Reference:
     @property
     def config_name(self) -> str:
         return self.provenance.get("config_name", self.name)
+
+    @property
+    def label(self) -> str:
+        """The reference as a reader names it: 'Multi30k de-en, heads, seeds 3-5' (the part is
+        the folder's first word after 'converged_')."""
+        config = self.provenance.get("config", {})
+        part = self.name.removeprefix("converged_").split("_")[0]
+        seeds = sorted(int(seed) for seed in config.get("seeds") or [])
+        shown = [corpus_label(config.get("data", {}).get("corpus", "")), part]
+        if seeds:
+            shown.append(f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}--{seeds[-1]}")
+        return ", ".join(item for item in shown if item)
 
 
 def read_reference(folder: Path) -> Reference:
@@ -208,6 +222,7 @@ def verdict_table(claims: pd.DataFrame, references: list[Reference], ids: list[s
             rows.append({
                 "claim": claim, "verdict": verdict, "converged": converged,
                 "reference": ref.name if ref else "", "reason": reason,
+                "reference_label": ref.label if ref else "",
                 "moved": ref is not None and converged != verdict,
             })  # fmt: skip
     return pd.DataFrame(rows)
@@ -298,6 +313,7 @@ def section(study: Study) -> dict:
         "by_claim": {claim: [row for row in rows if row["claim"] == claim]
                      for claim in dict.fromkeys(row["claim"] for row in rows)},  # fmt: skip
         "paths": bool(len(paths)),
+        "seed_parts": seed_parts(study, references),
         "verdicts": rows,
         "moved": [row for row in rows if row["moved"]],
         **fates(rows),
@@ -343,7 +359,7 @@ def reference_facts(ref: Reference) -> dict:
     return {
         "cap": train.get("epochs"), "patience": train.get("patience"),
         "ladder": [str(point) for point in train.get("ladder") or [FINAL]],
-        "name": ref.name, "config": ref.config_name, "commit": ref.commit, "runs": len(runs),
+        "name": ref.name, "label": ref.label, "config": ref.config_name, "commit": ref.commit, "runs": len(runs),
         "corpus": ref.provenance.get("config", {}).get("data", {}).get("corpus", ""),
         "variants": runs.variant.nunique() if len(runs) else 0,
         "hit_cap": int(runs.hit_cap.sum()) if len(runs) else 0,
@@ -351,3 +367,58 @@ def reference_facts(ref: Reference) -> dict:
         "epochs": (int(runs.epochs_trained.min()), int(runs.epochs_trained.max()))
         if len(runs) else None,
     }  # fmt: skip
+
+
+def seeds_together(parts: list[Reference], comparison: str) -> dict | None:
+    """One comparison (whole test set, BLEU, final models) over every seed of a study trained in
+    parts: the mean of the parts' per-seed differences B - A, its standard error from their
+    spread (t on seeds - 1 df) and the common sentence part (the largest `se_sentence` of the
+    parts: the test sentences are the same), Welch-Satterthwaite df; and each part's own row.
+    None when a part lacks the comparison. Two parts sharing a seed are an error naming both."""
+    deltas, own = {}, []
+    for ref in parts:
+        rows = ref.comparisons
+        rows = rows[(rows.comparison == comparison) & (rows.bucket.astype(str) == ALL)
+                    & (rows.metric == "bleu") & (rows.epoch.astype(str) == FINAL)]  # fmt: skip
+        if rows.empty:
+            return None
+        row = rows.iloc[0]
+        seeds = {int(seed): float(delta) for seed, delta in json.loads(row.seed_deltas).items()}
+        shared = set(seeds) & set(deltas)
+        if shared:
+            raise ValueError(f"convergence.seed_parts: {ref.name} repeats seeds {sorted(shared)}")
+        deltas.update(seeds)
+        sentence = float(row.get("se_sentence", math.nan))
+        own.append({"label": ref.label, "seeds": sorted(seeds), "delta": float(row.delta),
+                    "ci_low": float(row.ci_low), "ci_high": float(row.ci_high),
+                    "se_sentence": sentence})  # fmt: skip
+    values = pd.Series(deltas, dtype=float)
+    seed_variance = values.var(ddof=1) / len(values)
+    sentence = max((part["se_sentence"] for part in own if math.isfinite(part["se_sentence"])),
+                   default=0.0)  # fmt: skip
+    components = [(seed_variance, len(values) - 1), (sentence**2, math.inf)]
+    df = intervals.satterthwaite(components)
+    se = math.sqrt(seed_variance + sentence**2)
+    low, high = intervals.interval(values.mean(), se, df)
+    return {"seeds": len(values), "delta": values.mean(), "ci_low": low, "ci_high": high,
+            "df": df, "parts": own}  # fmt: skip
+
+
+def seed_parts(study: Study, references: list[Reference]) -> list[dict]:
+    """Per claim of `convergence.effects` whose study `convergence.seed_parts` names in parts:
+    its effects over all the parts' seeds (seeds_together), labelled for a reader."""
+    config = study.config.get("convergence") or {}
+    by_folder = {ref.name: ref for ref in references}
+    found = []
+    for group in config.get("seed_parts") or []:
+        absent = [folder for folder in group if Path(folder).name not in by_folder]
+        if absent:
+            raise ValueError(f"convergence.seed_parts: {absent} not in convergence.references")
+        parts = [by_folder[Path(folder).name] for folder in group]
+        for claim, effects in (config.get("effects") or {}).items():
+            for effect in effects:
+                together = seeds_together(parts, effect["comparison"])
+                if together:
+                    found.append({"claim": claim, "what": comparison_label(study, effect["comparison"]),
+                                  **together})  # fmt: skip
+    return found
