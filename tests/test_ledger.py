@@ -7,12 +7,17 @@ import itertools
 import json
 import math
 import re
+import statistics
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
+from softlookup.bench.generation import COLUMNS as GENERATION_COLUMNS
+from softlookup.bench.generation import MEMORY_COLUMNS, SLOPE_COLUMNS, slope_rows
+from softlookup.bench.score_step import COLUMNS as SCORE_STEP_COLUMNS
+from softlookup.bench.score_step import counted_rows, score_flops, timed_rows
 from softlookup.claims.checks import REASONS, STATUSES, Evidence, evaluate, null_p
 from softlookup.claims.ledger import CHECK_COLUMNS, build_ledger, main
 from softlookup.claims.multiplicity import holm
@@ -468,21 +473,46 @@ def attention_maps(copying: float = 0.9) -> dict[str, pd.DataFrame]:
             "masked-s1": maps("masked-s1", [0.0, 0.0])}  # fmt: skip
 
 
+SCORE_STEP = {"dim": 128, "src_len": 32, "batch": 64, "calls": 200}
+
+
+def score_step_rows(additive=(3.0, 3.3, 2.8), dot=(1.0, 1.1, 0.9),
+                    general=(1.2, 1.3, 1.1)) -> pd.DataFrame:  # fmt: skip
+    """score_step_cpu.csv as bench.score_step writes it: each score's seconds per step of every
+    repetition (here in tens of microseconds) through its timed_rows (the mean with its t
+    interval; additive / dot and general / dot as geometric means with theirs), and the FLOPs of
+    SCORE_STEP's shapes through its counted_rows."""
+    times = {score: [1e-5 * t for t in per_repetition] for score, per_repetition in
+             (("additive", additive), ("dot", dot), ("general", general))}  # fmt: skip
+    settings = {"device": "cpu", **SCORE_STEP, "repeats": len(dot)}
+    rows = timed_rows(times) + counted_rows(SCORE_STEP["dim"], SCORE_STEP["src_len"])
+    return pd.DataFrame([{**settings, **row} for row in rows], columns=SCORE_STEP_COLUMNS)
+
+
 def d_ledger(tmp_path, ids, **changes) -> pd.DataFrame:
-    """The project ledger of `ids` on the study's tables, with keyword changes to them."""
+    """The project ledger of `ids` on the study's tables and D2's score-step bench, with keyword
+    changes to them."""
     evidence = {"comparisons": study_comparisons(), "scores": study_scores(),
-                "analysis": attention_maps()}  # fmt: skip
+                "analysis": attention_maps(),
+                "bench": {"score_step_cpu": score_step_rows()}}  # fmt: skip
     evidence.update(changes)
     return project_ledger(tmp_path, ids, **evidence)
 
 
 def test_d_claims_are_judged_on_the_paired_comparisons(tmp_path):
+    """D2's "cheaper" half is judged beside its paired comparisons on one decoder step of each
+    score (issue 33: bench.score_step's timed ratio by its interval, and its counted FLOPs)."""
     ledger = d_ledger(tmp_path, ["D1", "D2", "D3", "D4", "D5"])
     for claim in ("D1", "D2", "D3", "D4", "D5"):
         assert ledger.loc[claim, "verdict"] == "reproduced", (claim, ledger.loc[claim, "reason"])
     assert ledger.loc["D1", "measured"] == "0.70"  # attention's own share
     assert ledger.loc["D2", "measured"] == "0.50"  # dot vs additive (BLEU)
     assert (ledger.loc["D2", "ci_low"], ledger.loc["D2", "ci_high"]) == pytest.approx((0.1, 0.9))
+    timed = check_of(ledger, "D2", "additive / dot time")
+    assert (timed.status, timed.reason) == ("pass", "beyond_threshold") and timed.ci_low > 1
+    flops = check_of(ledger, "D2", "additive / dot FLOPs")
+    assert (flops.status, flops.reason) == ("pass", "beyond_threshold")
+    assert flops.value == pytest.approx(score_flops("additive", 128, 32) / (2 * 128 * 32))
     assert ledger.loc["D5", "ci_low"] == pytest.approx(0.3)
     assert ledger.loc["D5", "rule"] == "compare collect_scores"
     assert ledger.loc["D4", "value"] == pytest.approx(0.9)  # the most copying head
@@ -525,6 +555,28 @@ def test_d2_additive_above_dot_is_contrary_to_luong(tmp_path):
     assert ledger.loc["D2", "verdict"] == "partly"
     assert failing(ledger, "D2") == {
         "dot vs additive (BLEU), Luong: concat (additive) did not work well": "wrong_side"}
+
+
+def test_d2_cheaper_by_timings_that_cannot_tell_is_inconclusive(tmp_path):
+    """Issue 33: "cheaper" rested on the training throughput of whole runs, one timing per run.
+    One decoder step's additive / dot time whose 95% interval over the repetitions straddles 1
+    cannot say which score is cheaper, although its point (1.03) is above 1 and the counted
+    FLOPs are six times the dot's."""
+    noisy = score_step_rows(additive=(0.7, 1.05, 1.5), dot=(1.0, 1.0, 1.0))
+    ledger = d_ledger(tmp_path, ["D2"], bench={"score_step_cpu": noisy})
+    assert ledger.loc["D2", "verdict"] == "inconclusive"
+    assert ledger.loc["D2", "reason"] == "interval_straddles"
+    timed = check_of(ledger, "D2", "additive / dot time")
+    assert timed.value > 1 and timed.ci_low < 1 < timed.ci_high
+    assert failing(ledger, "D2") == {timed.label: "interval_straddles"}
+    assert check_of(ledger, "D2", "additive / dot FLOPs").status == "pass"
+
+
+def test_d2_without_its_score_step_bench_is_pending(tmp_path):
+    ledger = d_ledger(tmp_path, ["D2"], bench={})
+    assert ledger.loc["D2", "verdict"] == "pending"
+    assert ledger.loc["D2", "reason"] == "not_run"
+    assert set(failing(ledger, "D2").values()) == {"not_run"}
 
 
 def test_d4_a_low_loss_without_copying_is_partly(tmp_path):
@@ -668,40 +720,101 @@ def decode_rows(dtype: str, difference: float) -> pd.DataFrame:
     )  # fmt: skip
 
 
+MODEL = {"layers": 3, "heads": 4, "d_k": 64}  # the benchmarked Transformer's decoder
+KV_BYTES = 2 * MODEL["layers"] * MODEL["heads"] * MODEL["d_k"] * 4  # float32 keys, values a token
+REPEATS = 3  # timed repetitions of each setting
+CACHE_POWER = 0.2  # the cache's last step grows as t^0.2 (fixed costs), whatever recomputing does
+
+
+def last_steps(tokens=NEW_TOKENS, recompute_power=1.3, spread=0.05) -> dict:
+    """bench.generation's last_steps of one batch: new_tokens -> way -> the last step's time of
+    each repetition. Recomputing's grows as t^recompute_power, the cache's as t^CACHE_POWER,
+    each repetition's exponent off by -spread, 0, +spread (the cache's the other way, by half):
+    the recompute / cache slope of a repetition is recompute_power - 0.2 + 1.5 x its offset."""
+    offsets = [-spread, 0.0, spread][:REPEATS]
+    return {n: {"cache": [0.005 * n ** (CACHE_POWER - d / 2) for d in offsets],
+                "recompute": [1e-4 * n ** (recompute_power + d) for d in offsets]}
+            for n in tokens}  # fmt: skip
+
+
+def kv_step_slope_rows(tokens=NEW_TOKENS, recompute_power=1.3) -> pd.DataFrame:
+    """kv_step_slopes_cpu.csv as bench.generation writes it for its one (so largest) batch: its
+    slope_rows of last_steps, each slope the mean over the repetitions with its 95% t interval."""
+    rows = slope_rows(last_steps(tokens, recompute_power))
+    return pd.DataFrame([{"device": "cpu", "batch": 1, "largest_batch": True, **row}
+                         for row in rows], columns=SLOPE_COLUMNS)  # fmt: skip
+
+
 def generation_rows(speedups=(2.0, 2.5, 3.4, 4.4), identical=(True,) * 4, tokens=NEW_TOKENS,
-                    held_power=1.0, recompute_power=1.3) -> pd.DataFrame:  # fmt: skip
-    """Step times: the cache's grows as tokens^0.2, recomputing's as tokens^recompute_power; the
-    allocator holds memory growing as tokens^held_power (1: the cache and nothing else)."""
+                    held_power=1.0, recompute_power=1.3,
+                    cache_cells_power=1) -> pd.DataFrame:  # fmt: skip
+    """generation_cpu.csv's rows: the last steps' medians over last_steps' repetitions; the
+    allocator holds memory growing as tokens^held_power (1: the cache and nothing else); the
+    score cells of the last token as bench.generation counts them (tests/test_bench_generation:
+    L H t with the cache, L H t^2 recomputing; a cache that reruns its prefix: cache_cells_power
+    2). Counting them on a real model at 200 tokens takes seconds, so they are written here."""
+    steps = last_steps(tokens, recompute_power)
     tokens = pd.Series(tokens)
-    return pd.DataFrame(
-        {"new_tokens": tokens, "batch": 1, "speedup": list(speedups)[: len(tokens)],
-         "identical": list(identical)[: len(tokens)], "max_abs_logprob_diff": 8e-6,
-         "cache_bytes": 2 * 3 * 4 * 64 * 4 * tokens,
-         "cache_allocated_bytes": 2 * 3 * 4 * 64 * 4 * tokens**held_power,
-         "last_step_cache_s": 0.005 * tokens**0.2,
-         "last_step_recompute_s": 1e-4 * tokens**recompute_power}
+    per_cell = MODEL["layers"] * MODEL["heads"]  # one query and one key, over layers and heads
+    frame = pd.DataFrame(
+        {"device": "cpu", **MODEL, "d_model": MODEL["heads"] * MODEL["d_k"],
+         "new_tokens": tokens, "batch": 1, "repeats": REPEATS,
+         "speedup": list(speedups)[: len(tokens)], "identical": list(identical)[: len(tokens)],
+         "max_abs_logprob_diff": 8e-6, "cache_bytes": KV_BYTES * tokens,
+         "cache_allocated_bytes": KV_BYTES * tokens**held_power,
+         "last_step_cache_s": [statistics.median(steps[n]["cache"]) for n in tokens],
+         "last_step_recompute_s": [statistics.median(steps[n]["recompute"]) for n in tokens],
+         "score_cells_cache": per_cell * tokens**cache_cells_power,
+         "score_cells_recompute": per_cell * tokens**2}
     )  # fmt: skip
+    return frame.reindex(columns=GENERATION_COLUMNS)
 
 
 def cache_memory_rows() -> pd.DataFrame:
     """bench.generation's --memory-out: bytes held per layer and per head of one width."""
-    rows = [{"swept": "layers", "layers": n, "heads": 4} for n in (1, 2, 4)]
-    rows += [{"swept": "heads", "layers": 3, "heads": n} for n in (1, 2, 4, 8)]
-    frame = pd.DataFrame(rows).assign(d_k=64, batch=1, new_tokens=50)
-    return frame.assign(cache_allocated_bytes=2 * 4 * 64 * 50 * frame.layers * frame.heads)
+    rows = [{"swept": "layers", "layers": n, "heads": MODEL["heads"]} for n in (1, 2, 4)]
+    rows += [{"swept": "heads", "layers": MODEL["layers"], "heads": n} for n in (1, 2, 4, 8)]
+    frame = pd.DataFrame(rows).assign(device="cpu", d_k=MODEL["d_k"], batch=1, new_tokens=50)
+    per_layer_and_head = 2 * 4 * MODEL["d_k"] * 50  # float32 keys and values of 50 tokens
+    frame = frame.assign(d_model=frame.heads * MODEL["d_k"],
+                         cache_allocated_bytes=per_layer_and_head * frame.layers * frame.heads)
+    return frame.reindex(columns=MEMORY_COLUMNS)
 
 
-def d7_bench(**generation) -> dict[str, pd.DataFrame]:
-    return {"generation_cpu": generation_rows(**generation),
+def d7_bench(tokens=NEW_TOKENS, recompute_power=1.3, **generation) -> dict[str, pd.DataFrame]:
+    """The four bench files D7 reads (and a GPU decode file beside them), from one set of
+    timings: generation_cpu, kv_step_slopes_cpu, cache_memory_cpu, decode_cpu and decode_cuda."""
+    return {"generation_cpu": generation_rows(tokens=tokens, recompute_power=recompute_power,
+                                              **generation),
+            "kv_step_slopes_cpu": kv_step_slope_rows(tokens, recompute_power),
             "cache_memory_cpu": cache_memory_rows(), "decode_cpu": decode_rows("float32", 4e-7),
             "decode_cuda": decode_rows("bfloat16", 4e-3)}  # fmt: skip  (bf16 rounding on a GPU)
 
 
+HEADLINE = "recompute / cache step time against the prefix (log-log slope, 95% interval"
+COUNTED = {"score cells of the last token, recompute / cache": 1.0,
+           "(log-log; counted), cache: linear": 1.0,
+           "(log-log; counted), recompute: quadratic": 2.0}  # fmt: skip
+
+
 def test_d7_is_decided_by_step_times_over_four_prefix_lengths(tmp_path):
+    """Issue 33: the step times are repeated, each repetition gives its own slope over the four
+    prefix lengths (kv_step_slopes), judged by the 95% interval of their mean; beside them the
+    counted score cells of the last token, t with the cache and t^2 recomputing."""
     ledger = project_ledger(tmp_path, ["D7"], bench=d7_bench())
     assert ledger.loc["D7", "verdict"] == "reproduced", ledger.loc["D7", "reason"]
     assert ledger.loc["D7", "measured"] == "1.10"  # recompute / cache step time, log-log slope
-    assert check_of(ledger, "D7", "against the prefix (log-log), cache").value == pytest.approx(0.2)
+    headline = check_of(ledger, "D7", HEADLINE)
+    assert (headline.status, headline.reason) == ("pass", "beyond_threshold")
+    assert 0.5 < headline.ci_low < 1.1 < headline.ci_high
+    cache = check_of(ledger, "D7", "95% interval), cache")
+    assert (cache.status, cache.value) == ("pass", pytest.approx(CACHE_POWER))
+    assert check_of(ledger, "D7", "95% interval), recompute").value == pytest.approx(1.3)
+    assert check_of(ledger, "D7", "repeated timings behind").value == REPEATS
+    for label, slope in COUNTED.items():
+        counted = check_of(ledger, "D7", label)
+        assert (counted.status, counted.reason) == ("pass", "within_tolerance"), label
+        assert counted.value == pytest.approx(slope, abs=1e-9)
     assert check_of(ledger, "D7", "design target, ours").status == "pass"
     assert check_of(ledger, "D7", "largest difference").value == pytest.approx(4e-3)
     assert check_of(ledger, "D7", "against layers (log-log)").value == pytest.approx(1.0)
@@ -710,13 +823,44 @@ def test_d7_is_decided_by_step_times_over_four_prefix_lengths(tmp_path):
 
 
 def test_d7_headline_tells_linear_from_quadratic(tmp_path):
-    """Both ways' step times growing alike: the cache's slope (0.2) still passes below 1.5,
-    which was the headline before; the headline is now the ratio's slope, and it fails."""
+    """Both ways' step times growing alike (recomputing as t^0.3, the cache as t^0.2): the
+    cache's slope still passes below 1.5, which was the headline before; the headline is the
+    ratio's slope, since issue 33 the mean over repeated timings judged by its 95% interval, and
+    that interval lies wholly below 0.5: it fails. The counted score cells, which no machine load
+    moves, still read linear with the cache and quadratic without."""
     ledger = project_ledger(tmp_path, ["D7"], bench=d7_bench(recompute_power=0.3))
     assert ledger.loc["D7", "verdict"] == "partly"
     assert ledger.loc["D7", "measured"] == "0.10"
+    headline = check_of(ledger, "D7", HEADLINE)
+    assert (headline.status, headline.reason) == ("fail", "wrong_side") and headline.ci_high < 0.5
+    assert failing(ledger, "D7") == {headline.label: "wrong_side"}
+    assert check_of(ledger, "D7", "95% interval), cache").status == "pass"
+    assert all(check_of(ledger, "D7", label).status == "pass" for label in COUNTED)
+
+
+def test_d7_a_step_slope_whose_interval_straddles_the_bar_is_inconclusive(tmp_path):
+    """Issue 33: a ratio slope of 0.52 passed the old point rule (above 0.5); its repetitions'
+    interval straddles 0.5, so the timings cannot tell the two ways apart and D7 is
+    inconclusive, although nothing else contradicts it."""
+    ledger = project_ledger(tmp_path, ["D7"], bench=d7_bench(recompute_power=0.72))
+    assert ledger.loc["D7", "measured"] == "0.52"
+    assert (ledger.loc["D7", "verdict"], ledger.loc["D7", "reason"]) == (
+        "inconclusive", "interval_straddles")
+    headline = check_of(ledger, "D7", HEADLINE)
+    assert headline.ci_low < 0.5 < headline.ci_high
+    assert failing(ledger, "D7") == {headline.label: "interval_straddles"}
+
+
+def test_d7_counted_score_cells_catch_a_cache_that_reruns_its_prefix(tmp_path):
+    """Whatever the timings say, a 'cache' whose last token computes t^2 score cells does the
+    quadratic work: the counted slopes of the cache (2, not 1) and of the ratio (0) fail."""
+    ledger = project_ledger(tmp_path, ["D7"], bench=d7_bench(cache_cells_power=2))
+    assert ledger.loc["D7", "verdict"] == "partly"
     assert failing(ledger, "D7") == {
-        "recompute / cache step time against the prefix (log-log)": "wrong_side"}
+        check_of(ledger, "D7", label).label: "outside_tolerance"
+        for label in ("score cells of the last token, recompute / cache",
+                      "(log-log; counted), cache: linear")}  # fmt: skip
+    assert check_of(ledger, "D7", "(log-log; counted), cache: linear").value == pytest.approx(2)
 
 
 def test_d7_memory_is_what_the_allocator_holds(tmp_path):
@@ -729,31 +873,34 @@ def test_d7_memory_is_what_the_allocator_holds(tmp_path):
 
 
 def test_d7_with_two_prefix_lengths_is_pending(tmp_path):
-    ledger = project_ledger(
-        tmp_path, ["D7"],
-        bench={"generation_cpu": generation_rows(speedups=(2.0, 3.4), tokens=[25, 100]),
-               "decode_cpu": decode_rows("float32", 4e-7)},
-    )  # fmt: skip
+    """Issue 33: the timed slopes are fitted by bench.generation, whose kv_step_slopes row says
+    over how many prefix lengths (points); the checks need 4 of them (min_points), as the
+    counted slopes against new_tokens do. A slope over two lengths is not judged."""
+    ledger = project_ledger(tmp_path, ["D7"],
+                            bench=d7_bench(tokens=[25, 100], speedups=(2.0, 3.4)))  # fmt: skip
     assert ledger.loc["D7", "verdict"] == "pending"
     assert ledger.loc["D7", "reason"] == "too_few_points"
-    assert json.loads(check_of(ledger, "D7", "recompute / cache step time").facts)["needed"] == 4
+    headline = check_of(ledger, "D7", HEADLINE)
+    assert (headline.status, headline.reason) == ("pending", "too_few_points")
+    assert json.loads(headline.facts)["needed"] == 4
+    assert json.loads(headline.facts)["fitted"] == 2
+    for label in COUNTED:
+        assert check_of(ledger, "D7", label).reason == "too_few_points", label
 
 
 @pytest.mark.parametrize(
-    "generation, failing",
+    "generation, failing, reason",
     [
-        (generation_rows(identical=(True, True, False, True)), "identical tokens"),
-        (generation_rows(speedups=(1.5, 2.0, 2.5, 3.5)), "at 100 new tokens"),
+        ({"identical": (True, True, False, True)}, "identical tokens", "outside_tolerance"),
+        ({"speedups": (1.5, 2.0, 2.5, 3.5)}, "at 100 new tokens", "wrong_side"),
     ],
 )
-def test_d7_fails_on_different_tokens_or_a_small_speedup(tmp_path, generation, failing):
+def test_d7_fails_on_different_tokens_or_a_small_speedup(tmp_path, generation, failing, reason):
     failing_ = globals()["failing"]
-    ledger = project_ledger(
-        tmp_path, ["D7"],
-        bench={"generation_cpu": generation, "decode_cpu": decode_rows("float32", 4e-7)},
-    )  # fmt: skip
+    ledger = project_ledger(tmp_path, ["D7"], bench=d7_bench(**generation))
     assert ledger.loc["D7", "verdict"] == "partly"
-    assert [label for label in failing_(ledger, "D7") if failing in label]
+    ((label, code),) = failing_(ledger, "D7").items()  # that check alone
+    assert failing in label and code == reason
 
 
 def test_d8_memory_slopes_read_the_memory_per_sequence(tmp_path):

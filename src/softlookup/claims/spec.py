@@ -26,7 +26,8 @@ A check names where its measured number comes from:
 - analysis: a quantity of the trained runs' attention maps (results/analysis/attention_<run>.csv)
   for the variant on one side of a comparison: per run the max (or mean) over the maps matching
   a glob, then the mean over the variant's runs.
-`by: interval` judges a probe or bench row by its ci_low/ci_high instead of its value; `floor`
+`by: interval` judges a probe or bench row by its ci_low/ci_high instead of its value (a bench
+row that states its `points`, a slope the bench fitted, needs `min_points` of them); `floor`
 ({metric, bucket, below}) makes a comparison check inconclusive when a system scores below it.
 Ops: approx (|measured - expected| <= tolerance, or relative), above, below, equivalent and
 non_inferior (a paired interval inside +-margin / above -margin), report (shown, never part of
@@ -82,7 +83,8 @@ class NumericCheck(CheckBase):
     per_setting: str | None = None  # bench ratio: "min" keeps the smallest numerator per setting
     aggregate: str = "single"
     x: str | None = None  # bench loglog_slope, at_largest, crossing: the x column
-    min_points: int = 2  # bench loglog_slope, at_largest, crossing: distinct x values needed
+    min_points: int = 2  # bench loglog_slope, at_largest, crossing: distinct x values needed;
+    # by interval: a row's `points` (the x values of a slope the bench fitted) needed
     device: str = "any"  # bench: cpu, cuda, gpu (any non-CPU) or any (GPU first)
     requires_device: str | None = None  # bench: "gpu": rows of another device stay pending
     tolerance: float | None = None

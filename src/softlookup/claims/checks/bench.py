@@ -1,6 +1,7 @@
 """Bench checks: a column of a declared results/bench/<bench>_<device>.csv, filtered, aggregated
 (max, min, mean; against x: the log-log slope, the value at the largest x, or the crossing) or
-divided by another selection; `by: interval` judges a single row's ci_low/ci_high."""
+divided by another selection; `by: interval` judges a single row's ci_low/ci_high (a row that
+states its `points`, a slope the bench fitted, needs `min_points` of them)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,10 @@ def evaluate_bench(check: NumericCheck, evidence: Evidence) -> Outcome:
         return pending("missing_rows", output, rows=len(series), **named)
     elif check.by == "interval":
         row = rows.iloc[0]
+        fitted = numbers(rows["points"]).iloc[0] if "points" in rows.columns else math.nan
+        if fitted < check.min_points:  # a slope the bench fitted: over how many x it was fitted
+            return pending("too_few_points", output, needed=check.min_points, fitted=int(fitted),
+                           **named)  # fmt: skip
         ci = (float(row.get("ci_low", math.nan)), float(row.get("ci_high", math.nan)))
         if not all(map(math.isfinite, ci)):
             return pending("no_interval", output, **named)
