@@ -158,7 +158,10 @@ def test_once_a_reference_trains_a_claim_the_figure_leaves_out_the_lone_points(r
 def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
     """A claim whose converged verdict differs is named with the reference's reason; the
     section renders the verdict table and the moved sentence, and the appendix every effect's
-    point (this build's at its budget)."""
+    point (this build's at its budget). The abstract says where a moved verdict moved (the
+    paper branch's abstract, which replaced 'those on D3 move'): the verdict it moved to, and
+    the reference's corpus where its provenance records one (this reference's does not: its
+    table cell reads '--')."""
     from softlookup.report import render
     from softlookup.report.facts import common
     from softlookup.report.study import load
@@ -210,10 +213,19 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
     assert ("s1} was still improving by more than 1\\% of validation loss at the last epoch, so"
             " not converged.") in text and "no run in them" not in text
 
+    summary = front.abstract(study)
+    budget = summary["convergence"]
+    assert [(row["claim"], row["verdict"], row["converged"], row["corpus"])
+            for row in budget["moved"]] == [("D3", "reproduced", "partly", "")]  # fmt: skip
+    assert budget["held"] == [] and budget["not_run"] == ["D1"]
     abstract = " ".join(render.environment(ROOT / "paper" / "sections").get_template(
-        "abstract.tex").render(**common(study, [], []), **front.abstract(study)).split())  # fmt: skip
-    assert ("no verdict of this build holds; those on D3 move; D1 is not yet trained that long."
-            in abstract)  # fmt: skip
+        "abstract.tex").render(**common(study, [], []), **summary).split())  # fmt: skip
+    assert ("no verdict of this build holds; that on D3 moves to \\emph{partly}; D1 is not yet"
+            " trained that long." in abstract)  # fmt: skip
+    budget["moved"][0]["corpus"] = "Multi30k"  # a reference whose provenance names its corpus
+    abstract = " ".join(render.environment(ROOT / "paper" / "sections").get_template(
+        "abstract.tex").render(**common(study, [], []), **summary).split())  # fmt: skip
+    assert "that on D3 moves to \\emph{partly} on Multi30k; D1 is not" in abstract
 
 
 def bucket_scores(variant, bleu_by_bucket, test_set, epoch="final"):

@@ -5,6 +5,7 @@ are given, LaTeX that compiles for any set of runs and seeds."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -13,8 +14,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from softlookup import intervals
 from softlookup.claims.checks import REASONS, STATUSES
 from softlookup.claims.verdicts import VERDICTS
+from softlookup.evaluate.compare import COLUMNS as COMPARISON_COLUMNS
 from softlookup.report import build, families, labels, latex, render, wording
 from softlookup.report.facts import claims as claim_facts
 from softlookup.report.facts import sweeps
@@ -270,11 +273,16 @@ BASE = {"gru_none": 10.0, "gru_additive": 20.0, "gru_dot": 21.0, "transformer": 
 
 
 def comparison(a: str, b: str, delta: float, low: float, high: float, **extra) -> dict:
-    return {
+    """One comparisons.csv row with every column of evaluate.compare.COLUMNS: one seed, so no
+    seed variance (se_seed empty, seed_df 0) and the sentence bootstrap's normal interval
+    (df inf); se from the interval, each system's se_a = se_b = se / sqrt(2) unless given."""
+    se = (high - low) / (2 * intervals.critical(math.inf))
+    row = {
         "comparison": f"{b}_vs_{a}",
         "system_a": a,
         "system_b": b,
         "test_set": "test",
+        "epoch": "final",
         "bucket": "all",
         "metric": "bleu",
         "mean_a": 20.0,
@@ -283,15 +291,29 @@ def comparison(a: str, b: str, delta: float, low: float, high: float, **extra) -
         "ci_low": low,
         "ci_high": high,
         "p_value": 0.001,
+        "se": se,
+        "se_seed": math.nan,
+        "se_sentence": se,
+        "df": math.inf,
+        "seed_df": 0,
+        "se_a": se / math.sqrt(2),
+        "df_a": math.inf,
+        "se_b": se / math.sqrt(2),
+        "df_b": math.inf,
+        "seed_deltas": "{}",
         "seeds": 1,
         "n_sentences": 100,
         "method": "paired bootstrap",
         **extra,
     }
+    assert set(row) == set(COMPARISON_COLUMNS), set(row) ^ set(COMPARISON_COLUMNS)
+    return row
 
 
 def write_comparisons(results: Path, rows: list[dict]) -> None:
-    pd.DataFrame(rows).to_csv(results / "tables" / "comparisons.csv", index=False)
+    pd.DataFrame(rows, columns=COMPARISON_COLUMNS).to_csv(
+        results / "tables" / "comparisons.csv", index=False
+    )
 
 
 # ---- sentences chosen by the templates from the facts -------------------------------------------

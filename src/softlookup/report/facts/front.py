@@ -3,6 +3,7 @@ the data manifest, the models and their training settings, the hardware."""
 
 from __future__ import annotations
 
+from ...evaluate.compare import COVERAGE
 from ..labels import base_labels
 from ..study import Study
 from . import claims, convergence, cost, results, tables
@@ -147,4 +148,5 @@ def setup(study: Study) -> dict:
         "own_settings": own_training_settings(study),
         "environment": run_environment(study),
         "signatures": "signature" in study.scores and study.scores["signature"].notna().any(),
+        "coverage": COVERAGE,  # the intervals' simulated coverage, as tests/test_intervals.py keeps it
     }
