@@ -152,7 +152,7 @@ def _sweep_points(sweep: dict) -> list[dict]:
     """The settings of each point of a sweep, keys in grid (or the one key's) order."""
     if "grid" in sweep:
         keys = list(sweep["grid"])
-        return [dict(zip(keys, values)) for values in
+        return [dict(zip(keys, values, strict=True)) for values in
                 itertools.product(*(sweep["grid"][key] for key in keys))]
     return [{sweep["key"]: value} for value in sweep["values"]]
 
@@ -167,6 +167,36 @@ def _parse(model: dict):
     return parse_model_config(cfg), train
 
 
+def _parsed(where: str, settings: dict):
+    """The model code's reading of `settings`; its complaint as a ConfigError naming `where`."""
+    try:
+        return _parse(settings)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"{where}: {error}") from None
+
+
+def _point_settings(base: dict, point: dict, train_keys: set[str]) -> dict:
+    """A base model's settings with one sweep point applied: a swept `train` key lands in the
+    point's `train:` block, every other key in the model's settings."""
+    settings = {**base, **{k: v for k, v in point.items() if k not in train_keys}}
+    if any(key in train_keys for key in point):
+        settings["train"] = {**base.get("train", {}),
+                             **{k: v for k, v in point.items() if k in train_keys}}  # fmt: skip
+    return settings
+
+
+def _differences(point: dict, base_settings, base_train: dict, train_keys: set[str]) -> dict:
+    """The keys of a sweep point whose value differs from its base model's (1 == True in Python:
+    types are compared too, so `heads: true` is not heads 1)."""
+    differs = {}
+    for key, value in point.items():
+        base_value = (base_train.get(key, _UNSET) if key in train_keys
+                      else getattr(base_settings, key, _UNSET))  # fmt: skip
+        if base_value != value or type(base_value) is not type(value):
+            differs[key] = value
+    return differs
+
+
 def all_variants(config: dict, schema: dict | None = None) -> dict[str, Variant]:
     """{name: Variant} of every base model and sweep point, `run_only` not applied.
 
@@ -177,17 +207,10 @@ def all_variants(config: dict, schema: dict | None = None) -> dict[str, Variant]
     """
     bases = _base_models(config)
     found = {name: Variant(name, name, {}, cfg) for name, cfg in bases.items()}
-    model_schema = None
-    if schema is not None:
-        model_schema = {"$defs": schema["$defs"], "$ref": "#/$defs/model"}
     train_keys = set((schema or load_schema(CONFIG_SCHEMA))["$defs"]["train"]["properties"])
     parsed = {}
     if schema is not None:  # every base model as the model code sees it, sweeps or not
-        for model, settings in bases.items():
-            try:
-                parsed[model] = _parse(settings)
-            except (TypeError, ValueError) as error:
-                raise ConfigError(f"models.{model}: {error}") from None
+        parsed = {model: _parsed(f"models.{model}", settings) for model, settings in bases.items()}
     for sweep_name, sweep in (config.get("sweeps") or {}).items():
         model = sweep["model"]
         if model not in bases:
@@ -196,38 +219,28 @@ def all_variants(config: dict, schema: dict | None = None) -> dict[str, Variant]
                 f"({', '.join(bases)})"
             )
         if model not in parsed:
-            try:
-                parsed[model] = _parse(bases[model])
-            except (TypeError, ValueError) as error:
-                raise ConfigError(f"models.{model}: {error}") from None
-        base_settings = parsed[model][0]
+            parsed[model] = _parsed(f"models.{model}", bases[model])
         base_train = {**(config.get("train") or {}), **bases[model].get("train", {})}
         for point in _sweep_points(sweep):
-            settings = {**bases[model], **{k: v for k, v in point.items() if k not in train_keys}}
-            if any(key in train_keys for key in point):
-                settings["train"] = {**bases[model].get("train", {}),
-                                     **{k: v for k, v in point.items() if k in train_keys}}
-            label = f"sweeps.{sweep_name} point {point}"
-            if model_schema is not None:
-                errors = schema_errors(settings, model_schema)
-                if errors:
-                    raise ConfigError(f"{label} of model {model!r}: {errors[0]}")
-                try:
-                    _parse(settings)
-                except (TypeError, ValueError) as error:
-                    raise ConfigError(f"{label} of model {model!r}: {error}") from None
-            # 1 == True in Python: compare types too, so `heads: true` is not heads 1
-            differs = {}
-            for key, value in point.items():
-                base_value = (base_train.get(key, _UNSET) if key in train_keys
-                              else getattr(base_settings, key, _UNSET))
-                if base_value != value or type(base_value) is not type(value):
-                    differs[key] = value
+            settings = _point_settings(bases[model], point, train_keys)
+            if schema is not None:
+                _check_point(f"sweeps.{sweep_name} point {point} of model {model!r}", settings,
+                             schema)  # fmt: skip
+            differs = _differences(point, parsed[model][0], base_train, train_keys)
             if not differs:
                 continue  # the base run itself
             name = model + "".join(f".{key}-{value_name(value)}" for key, value in differs.items())
             found.setdefault(name, Variant(name, model, differs, settings))
     return found
+
+
+def _check_point(where: str, settings: dict, schema: dict) -> None:
+    """A sweep point's merged settings against the schema's model definition, then the model
+    code; the first complaint as a ConfigError naming `where`."""
+    errors = schema_errors(settings, {"$defs": schema["$defs"], "$ref": "#/$defs/model"})
+    if errors:
+        raise ConfigError(f"{where}: {errors[0]}")
+    _parsed(where, settings)
 
 
 def select(variants: dict[str, Variant], patterns: list[str] | None) -> dict[str, Variant]:

@@ -205,7 +205,7 @@ def load_training_data(run: dict, cfg: TrainConfig, sp, data_dir: Path,
     encoded with the BPE model `sp`."""
     src_lines, tgt_lines = read_split(data_dir, "train", run["src"], run["tgt"])
     if cfg.max_source_words is not None:
-        pairs = [(s, t) for s, t in zip(src_lines, tgt_lines)
+        pairs = [(s, t) for s, t in zip(src_lines, tgt_lines, strict=True)
                  if len(s.split()) <= cfg.max_source_words]
         print(f"max_source_words={cfg.max_source_words}: kept {len(pairs)} of {len(src_lines)} pairs")
         src_lines, tgt_lines = [s for s, _ in pairs], [t for _, t in pairs]

@@ -122,7 +122,7 @@ def judge(claim: Claim, evidence: Evidence, producers: dict) -> tuple[dict, list
     shown = top is not None and top.status != "pending"
     checks = [
         check_row(claim, number, check, outcome, rule) | {"headline": number - 1 == chosen}
-        for number, (check, outcome, rule) in enumerate(zip(claim.checks, outcomes, rules), 1)
+        for number, (check, outcome, rule) in enumerate(zip(claim.checks, outcomes, rules, strict=True), 1)
     ]
     row = {
         "id": claim.id,

@@ -43,7 +43,7 @@ def adjust(checks: list[Check], outcomes: list[Outcome]) -> list[Outcome]:
     family = {test.key: test.p_value for outcome in outcomes for test in outcome.tests}
     adjusted = holm(family)
     judged = []
-    for check, outcome in zip(checks, outcomes):
+    for check, outcome in zip(checks, outcomes, strict=True):
         if outcome.judged is None:
             judged.append(outcome)
             continue

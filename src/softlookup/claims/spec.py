@@ -367,7 +367,7 @@ def _expand_grid(where: str, raw: dict) -> list[dict]:
             value = value[position]
         if isinstance(value, list):
             raise ClaimsFileError(f"{where}: 'expected' does not match the grid's shape")
-        settings = {name: str(label) for (name, _), label in zip(axes, labels)}
+        settings = {name: str(label) for (name, _), label in zip(axes, labels, strict=True)}
         cell = {key: v for key, v in raw.items() if key != "grid"}
         cell.update(where={**raw.get("where", {}), **settings}, expected=value)
         cells.append(cell)

@@ -303,7 +303,7 @@ def compare_family(pairs: list[tuple[str, str, str]], family: str, test_set: str
         scores = {variant: cell[bucket, metric] for variant, cell in cells.items()}
         stats_rows, pool = family_rows(scores, pairs, family)
         place = {"test_set": test_set, "epoch": point, "bucket": bucket, "metric": metric}
-        for (_, a, b), row in zip(pairs, stats_rows):
+        for (_, a, b), row in zip(pairs, stats_rows, strict=True):
             rows.append({**row, **place, "system_a": a, "system_b": b,
                          "n_sentences": len(test.groups[bucket]), "method": row["method"]
                          + sentence_method(resamples, bucket, metric, shortest)})  # fmt: skip

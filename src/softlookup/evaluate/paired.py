@@ -124,7 +124,7 @@ def welch(own: list[Component], sizes: list[int]) -> Component:
     """Sum of own variances / n with Welch-Satterthwaite df; none if either is missing."""
     if any(c.df == 0 for c in own):
         return NO_SEED_VARIANCE
-    parts = [(c.variance / n, c.df) for c, n in zip(own, sizes)]
+    parts = [(c.variance / n, c.df) for c, n in zip(own, sizes, strict=True)]
     return Component(sum(v for v, _ in parts), intervals.satterthwaite(parts))
 
 
@@ -199,7 +199,7 @@ def comparison_stats(a: SeedScores, b: SeedScores, family: Pool, paired: bool) -
     se, df = combine(seed, sentence)
     low, high = intervals.interval(delta, se, df)
     per_seed = {str(s): round(float(db - da), 6) for s, da, db in
-                zip(a.seeds, a.observed, b.observed)} if paired else {}  # fmt: skip
+                zip(a.seeds, a.observed, b.observed, strict=True)} if paired else {}  # fmt: skip
     return {
         "mean_a": mean_a,
         "mean_b": mean_b,

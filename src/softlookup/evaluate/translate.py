@@ -44,7 +44,7 @@ def translate(
         ids = model.generate(
             src.to(device), max_len=max_len, beam_size=beam_size, length_penalty=length_penalty
         )
-        for row, tokens in zip(rows, ids):
+        for row, tokens in zip(rows, ids, strict=True):
             hypotheses[row] = sp.decode(tokens)
     return hypotheses
 

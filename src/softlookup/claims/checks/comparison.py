@@ -211,7 +211,7 @@ def doubling_slope(picked: pd.DataFrame) -> tuple[float, float, float]:
     weights = u / (u @ u)
     parts = weights**2 * picked.se.to_numpy(float) ** 2
     df = intervals.satterthwaite([(part, degrees(row)) for part, (_, row)
-                                  in zip(parts, picked.iterrows())])  # fmt: skip
+                                  in zip(parts, picked.iterrows(), strict=True)])  # fmt: skip
     return float(weights @ picked.delta.to_numpy(float)), float(np.sqrt(parts.sum())), df
 
 
