@@ -2,7 +2,8 @@
 (results/reference/config/: its scores, comparisons, ledger and training logs, the merged config
 in provenance.json), the convergence references the default config reads now, the committed GPU rows
 (benchmarks/gpu/), and small synthetic stand-ins for
-what a reference does not keep (the CPU benchmarks, the probes, the attention analysis)."""
+what a reference does not keep (the CPU benchmarks, the probes, the attention analysis, and the
+seed variance of its comparisons' families, pooled from its scores by evaluate.compare's code)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,12 @@ import math
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import yaml
+
+from softlookup.evaluate import compare
+from softlookup.evaluate.paired import SeedScores
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "results" / "reference" / "config"
@@ -34,6 +39,7 @@ def reference_results(root: Path) -> Path:
         for name in names:
             shutil.copy(REFERENCE / name, results / folder / name)
     write_runs(results, config)
+    write_seed_variance(results, config["comparisons"])
     write_bench(results)
     write_probes(results)
     write_analysis(results, config["analysis"]["runs"])
@@ -56,6 +62,32 @@ def write_runs(results: Path, config: dict) -> None:
             {"status": "ok", "epochs": int(log["epoch"].max()),
              "parameters": int(first["parameters"])}))  # fmt: skip
         log[LOG_COLUMNS].to_csv(folder / "log.csv", index=False)
+
+
+def write_seed_variance(results: Path, comparisons: dict) -> None:
+    """tables/seed_variance.csv as evaluate.compare writes it, from the reference's whole-set
+    BLEU per seed (final models): each family (architecture, epochs) and test set of the
+    configured comparisons pooled by compare_family, on ten made-up sentence draws."""
+    scores = pd.read_csv(REFERENCE / "scores.csv")
+    bleu = scores[(scores.metric == "bleu") & (scores.bucket == "all") & (scores.epoch == "final")]
+    family = {v: f"{rows.arch.iloc[0]}, {rows.epochs.iloc[0]} epochs"
+              for v, rows in bleu.groupby("variant")}  # fmt: skip
+    groups: dict[tuple, list] = {}
+    for name, pair in comparisons.items():
+        families = " + ".join(sorted({family[pair["a"]], family[pair["b"]]}))
+        groups.setdefault((pair["test_set"], families), []).append((name, pair["a"], pair["b"]))
+    test = compare.TestSet([], {"all": np.arange(100)}, {})
+    rows = []
+    for (test_set, families), pairs in groups.items():
+        cells = {}
+        for variant in sorted({v for _, a, b in pairs for v in (a, b)}):
+            runs = bleu[(bleu.variant == variant) & (bleu.test_set == test_set)].sort_values("seed")
+            observed = runs["value"].to_numpy()
+            drawn = observed[:, None] + np.linspace(-0.5, 0.5, 10)
+            cells[variant] = {("all", "bleu"): SeedScores(tuple(runs["seed"]), observed, drawn)}
+        rows += compare.compare_family(pairs, families, test_set, "final", cells, test, 10)[1]
+    pd.DataFrame(rows, columns=compare.SEED_VARIANCE_COLUMNS).to_csv(
+        results / "tables" / "seed_variance.csv", index=False)  # fmt: skip
 
 
 def write_bench(results: Path) -> None:

@@ -6,12 +6,16 @@ of a panel some data (no panel of a single x value, no empty bucket)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
+import pandas as pd
 import pytest
 from matplotlib.text import Text
 
-from softlookup.report import numbers
+from softlookup.evaluate.compare import SEED_VARIANCE_COLUMNS
+from softlookup.report import labels, numbers
+from softlookup.report.facts import pooling
 from softlookup.report.figures import (
     alignment,
     convergence,
@@ -19,6 +23,7 @@ from softlookup.report.figures import (
     length_curves,
     probes,
     scores,
+    seed_variance,
     style,
     training,
 )
@@ -36,6 +41,7 @@ FIGURES = {
     "cost": cost.cost_figure,
     "alignment": alignment.alignment_figure,
     "probes": probes.probes_figure,
+    "seed_variance": seed_variance.seed_variance_figure,
 }
 CAPS = {"_", "|", "None", "", None}  # error-bar caps and plain lines: not a series' marker
 
@@ -152,3 +158,66 @@ def test_numbers_have_one_rule_per_kind():
     assert [numbers.seconds(v) for v in (0.0123, 2.5e-5, 240.0)] == ["12.3 ms", "25 µs", "240 s"]
     assert numbers.interval(-5.75, -4, sign=True) == "[-5.8, -4.0]"
     assert numbers.interval(0.194, 0.356, numbers.share) == "[0.19, 0.36]"
+
+
+def test_the_seed_variance_figure_draws_each_familys_seed_sds_and_pooled_sd(study):
+    style.setup()
+    drawn = pooling.panels(study)
+    fig = seed_variance.seed_variance_figure(study)
+    axes = panels(fig)
+    assert len(axes) == len(drawn) == 4  # GRU and Transformer, each on two test sets
+    for ax, panel in zip(axes, drawn, strict=True):
+        (points,) = series(ax)  # the variants' SDs: one series
+        assert list(points.get_ydata()) == [row["seed_sd"] for row in panel["rows"]]
+        (pooled,) = [line for line in ax.get_lines() if line not in series(ax)]
+        assert set(pooled.get_ydata()) == {panel["pooled_sd"]}
+        assert ax.get_title().startswith(f"{panel['family_label']} on {panel['test_set']}\n")
+        ticks = [t.get_text() for t in ax.get_xticklabels()]
+        assert not [t for t in ticks for v in study.seed_variance.variant if v in t], ticks
+    titles = [ax.get_title() for ax in axes]
+    assert "GRU, 2 epochs on test_2016_flickr\nBartlett p = 0.689, pooled" in titles
+    gru = next(ax for ax in axes if ax.get_title().startswith("GRU"))
+    assert gru.get_xlabel() == "variant of GRU"
+    assert [t.get_text() for t in gru.get_xticklabels()] == ["additive", "dot", "general",
+                                                             "scaled dot"]  # fmt: skip
+
+
+def test_a_family_whose_test_rejects_pooling_says_so_in_its_title(study):
+    table = study.seed_variance.copy()
+    flickr = (table.family == "gru, 2 epochs") & (table.test_set == "test_2016_flickr")
+    table.loc[flickr, ["bartlett_p", "pooled"]] = [0.0004, False]
+    style.setup()
+    fig = seed_variance.seed_variance_figure(dataclasses.replace(study, seed_variance=table))
+    titles = [ax.get_title() for ax in panels(fig)]
+    assert "GRU, 2 epochs on test_2016_flickr\nBartlett p < 0.001, not pooled: own seeds" in titles
+
+
+def test_a_panels_variants_are_named_by_what_each_adds_to_their_shared_label():
+    shared, own = labels.own_parts(["T, 1+1 layers", "T, 1+1 layers, 8 heads"])
+    assert shared == "T, 1+1 layers" and own == {"T, 1+1 layers": "base model",
+                                                 "T, 1+1 layers, 8 heads": "8 heads"}  # fmt: skip
+    assert labels.own_parts(["GRU, dot", "T"]) == ("", {"GRU, dot": "GRU, dot", "T": "T"})
+    assert labels.run_family_label("gru, 10 epochs + transformer, 2 epochs") == (
+        "GRU, 10 epochs + Transformer, 2 epochs")  # fmt: skip
+
+
+def one_seed(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as compare writes it when every variant has one seed: no SD, no pooled SD."""
+    return table.assign(seeds=1, seed_sd=float("nan"), pooled_sd=float("nan"), pooled_df=0,
+                        bartlett_statistic=float("nan"), bartlett_p=float("nan"), pooled=True)  # fmt: skip
+
+
+@pytest.mark.parametrize("case", ["missing", "empty", "one seed"])
+def test_the_seed_variance_figure_without_a_seed_sd_says_so_and_draws_no_panel(study, case):
+    table = {"missing": pd.DataFrame(), "empty": pd.DataFrame(columns=SEED_VARIANCE_COLUMNS),
+             "one seed": one_seed(study.seed_variance)}[case]  # fmt: skip
+    empty = dataclasses.replace(study, seed_variance=table)
+    assert not pooling.panels(empty)
+    style.setup()
+    fig = seed_variance.seed_variance_figure(empty)
+    fig.canvas.draw()
+    (ax,) = panels(fig)
+    assert not series(ax) and not ax.get_title()
+    assert any(text.get_text().startswith("no seed variance to show") for text in ax.texts)
+    width, _ = fig.get_size_inches()
+    assert width == pytest.approx(style.WIDTH)

@@ -18,9 +18,10 @@ from softlookup import intervals
 from softlookup.claims.checks import REASONS, STATUSES
 from softlookup.claims.verdicts import VERDICTS
 from softlookup.evaluate.compare import COLUMNS as COMPARISON_COLUMNS
+from softlookup.evaluate.compare import SEED_VARIANCE_COLUMNS
 from softlookup.report import build, families, labels, latex, render, wording
 from softlookup.report.facts import claims as claim_facts
-from softlookup.report.facts import sweeps
+from softlookup.report.facts import pooling, sweeps
 from softlookup.report.figures import alignment, cost, probes, scores, style, training
 from softlookup.report.study import load
 
@@ -484,6 +485,56 @@ def test_missing_evidence_reads_as_pending(tmp_path):
     assert_no_placeholders(text)
     assert "no Snakemake benchmark files" in files["reproducibility"]
     assert "The discussion of the verdicts is pending" in files["discussion"]
+
+
+def seed_variance_row(variant: str, sd: float, p: float, seeds: int = 2) -> dict:
+    """A whole-set BLEU row of seed_variance.csv (final models) of the family 'gru, 2 epochs'."""
+    return {"family": "gru, 2 epochs", "variant": variant, "test_set": "test", "epoch": "final",
+            "bucket": "all", "metric": "bleu", "seeds": seeds, "seed_sd": sd, "pooled_sd": 0.8,
+            "pooled_df": 3, "bartlett_statistic": 6.0, "bartlett_p": p, "pooled": not p < 0.05}  # fmt: skip
+
+
+POOLING_CASES = {  # seed_variance.csv's rows -> what the appendix says
+    "rejected": ([seed_variance_row("gru_additive", 0.2, 0.01),
+                  seed_variance_row("gru_dot", 1.4, 0.01)],
+                 "The test rejects equal variance in 1 of the 1 families: GRU, 2 epochs on"
+                 r" \texttt{test} (p = 0.010); their comparisons use their own seeds."),
+    "untested": ([seed_variance_row("gru_additive", 0.0, float("nan")),
+                  seed_variance_row("gru_dot", 1.4, float("nan"))],
+                 r"scored alike (a variance of zero), so GRU, 2 epochs on \texttt{test}{} pools"
+                 " untested."),
+    "one seed": ([seed_variance_row(v, float("nan"), float("nan"), seeds=1)
+                  for v in ("gru_additive", "gru_dot")],
+                 "Every variant was trained with one seed: there is no seed variance"),
+    "one variant of two seeds": ([seed_variance_row("gru_additive", 0.3, float("nan")),
+                                  seed_variance_row("gru_dot", float("nan"), float("nan"), 1)],
+                                 "No family has two variants trained with two seeds or more"),
+    "empty": ([], "No comparison was made in this build"),
+}  # fmt: skip
+
+
+def pooling_text(results: Path) -> str:
+    """The pooling appendix alone, rendered from `results` with its figure drawn (flattened as
+    `generate` flattens)."""
+    env = render.environment(TEMPLATES)
+    env.globals["figures"] = {"seed_variance": "figure_seed_variance"}
+    text = env.get_template("pooling.tex").render(pooling.section(load(results)))
+    return " ".join(re.sub(r"(?<!\\)%\n\s*", "", text).split())
+
+
+@pytest.mark.parametrize("case", sorted(POOLING_CASES))
+def test_the_pooling_appendix_says_what_bartletts_test_decided(tmp_path, case):
+    rows, said = POOLING_CASES[case]
+    results = make_results(tmp_path, BASE, seeds=(1, 2))
+    pd.DataFrame(rows, columns=SEED_VARIANCE_COLUMNS).to_csv(
+        results / "tables" / "seed_variance.csv", index=False)  # fmt: skip
+    text = pooling_text(results)
+    assert said in text and "Bartlett's test of equal variances" in text
+    drawn = case in ("rejected", "untested")
+    assert ("Figure~\\ref{fig:seed_variance}" in text) == drawn
+    assert ("\\label{fig:seed_variance}" in text) == drawn
+    assert not re.search(r"gru\\?_", text)  # variants by their labels
+    assert_no_placeholders(text)
 
 
 def test_a_diverged_run_is_said_in_words(tmp_path):

@@ -20,7 +20,7 @@ CONVERGENCE_FILES = [str(folder / name) for folder in convergence_references(con
 # claim D1's length curves in every study: only beside a reference (alone, they would repeat
 # bleu_by_length)
 FIGURES = expand("results/figures/{figure}.pdf",
-                 figure=[*SCORE_FIGURES, "training", "cost", "alignment",
+                 figure=[*SCORE_FIGURES, "training", "cost", "alignment", "seed_variance",
                          *(["convergence"] if CONVERGENCE else []),
                          *(["length_curves"] if CONVERGENCE_FILES else [])])
 RUN_FILES = expand("results/runs/{run}/{file}", run=RUNS, file=["config.json", "meta.json"])
@@ -65,6 +65,25 @@ rule figure_training:
         runs=RUNS,
     shell:
         "{PYTHON}.report.figures.training --results results --config {input.config:q}"
+        " --runs {params.runs:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule figure_seed_variance:
+    input:
+        config="results/paper/config.json",
+        seed_variance="results/tables/seed_variance.csv",  # compare writes it beside comparisons
+        runs=RUN_FILES,  # the variants' labels
+    output:
+        report("results/figures/seed_variance.pdf", caption="../report/seed_variance.rst",
+               category="Figures"),
+    log:
+        "results/logs/figures/seed_variance.log",
+    benchmark:
+        "results/benchmarks/figure_seed_variance/all.tsv"
+    params:
+        runs=RUNS,
+    shell:
+        "{PYTHON}.report.figures.seed_variance --results results --config {input.config:q}"
         " --runs {params.runs:q} --out {output:q} > {log:q} 2>&1"
 
 

@@ -36,6 +36,7 @@ rule paper_sections:
         config="results/paper/config.json",
         scores="results/tables/scores.csv",
         comparisons="results/tables/comparisons.csv",
+        seed_variance="results/tables/seed_variance.csv",
         manifest=f"{DATA_DIR}/manifest.json",
         runs=expand("results/runs/{run}/{file}", run=RUNS,
                     file=["config.json", "meta.json", "log.csv"]),

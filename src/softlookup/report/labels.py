@@ -51,6 +51,29 @@ def family_label(name: str) -> str:
     return FAMILY_TITLES.get(name, axis_label(name))
 
 
+def run_family_label(family: str) -> str:
+    """A family of runs whose seed variance is pooled (evaluate.compare.family_of: architecture
+    and training budget; two joined by ' + ') for a reader: 'gru, 10 epochs' -> 'GRU, 10 epochs'."""
+    parts = [part.split(", ", 1) for part in str(family).split(" + ")]
+    return " + ".join(", ".join([ARCHITECTURES.get(part[0], part[0]), *part[1:]]) for part in parts)
+
+
+def own_parts(labels) -> tuple[str, dict[str, str]]:
+    """(shared, {label: own}): the leading comma-separated parts every label shares, and what
+    each label adds ("base model" for a label that adds nothing): ["GRU, additive", "GRU, dot"]
+    -> ("GRU", {"GRU, additive": "additive", "GRU, dot": "dot"})."""
+    split = {label: str(label).split(", ") for label in labels}
+    shared = []
+    for column in zip(*split.values(), strict=False):
+        if len(set(column)) > 1:
+            break
+        shared.append(column[0])
+    if len(split) < 2:
+        shared = []  # one label: no part is shared with another
+    return ", ".join(shared), {label: ", ".join(parts[len(shared):]) or "base model"
+                               for label, parts in split.items()}  # fmt: skip
+
+
 def value_text(value) -> str:
     """A setting as the config spells it: 2.0 -> '2', True -> 'true'."""
     if str(value) in ("True", "False"):  # a bool, numpy's too

@@ -1,7 +1,7 @@
 """One rule per kind of number, for every place a reader sees one (figures now; the prose can read
-the same): BLEU and chrF with one decimal, a share with two, a p-value as the tables state it, a
-time with its unit, and an interval of any kind in brackets. Plain text (matplotlib reads it);
-the LaTeX side escapes what it prints."""
+the same): BLEU and chrF with one decimal, a share and a seed SD with two, a p-value as the
+tables state it, a time with its unit, and an interval of any kind in brackets. Plain text
+(matplotlib reads it); the LaTeX side escapes what it prints."""
 
 from __future__ import annotations
 
@@ -21,6 +21,12 @@ def bleu(value: float, sign: bool = False) -> str:
 def share(value: float, sign: bool = False) -> str:
     """0.2634 -> '0.26' (a share of a whole, or a difference of shares with `sign`)."""
     return f"{value:{'+' if sign else ''}.2f}"
+
+
+def sd(value: float) -> str:
+    """0.1373 -> '0.14': a standard deviation of BLEU points across seeds, which moves by tenths
+    (one decimal would print 0.14 and 0.18 alike)."""
+    return f"{value:.2f}"
 
 
 def p(value: float) -> str:

@@ -101,6 +101,7 @@ class Study:
     results: Path
     scores: pd.DataFrame
     comparisons: pd.DataFrame
+    seed_variance: pd.DataFrame  # evaluate.compare's SEED_VARIANCE_COLUMNS: the pooling's evidence
     claims: pd.DataFrame
     checks: pd.DataFrame
     runs: dict[str, Run]
@@ -177,6 +178,7 @@ def load(
         results=results,
         scores=normalise_scores(read_csv(results / "tables" / "scores.csv", problems)),
         comparisons=read_csv(results / "tables" / "comparisons.csv", problems),
+        seed_variance=read_csv(results / "tables" / "seed_variance.csv", problems),
         claims=read_csv(results / "claims" / "claims.csv", problems),
         checks=read_csv(results / "claims" / "checks.csv", problems),
         runs=loaded,

@@ -10,7 +10,18 @@ sentence a verdict or a measurement gets. A new section is a template plus a fun
 from __future__ import annotations
 
 from ..study import Study
-from . import back, claims, convergence, cost, essays, front, results, tables, training
+from . import (
+    back,
+    claims,
+    convergence,
+    cost,
+    essays,
+    front,
+    pooling,
+    results,
+    tables,
+    training,
+)
 
 # the confidence level of every interval: sacrebleu's bootstrap (evaluate/score.py) and the
 # paired bootstrap's 2.5-97.5 percentiles (evaluate/compare.py)
@@ -23,6 +34,7 @@ FIGURE_RULES = {  # figure file stem -> the rule that draws it (sweep_*: figure_
     "convergence": "figure_convergence",
     "length_curves": "figure_length_curves",
     "probes": "probe_figures",
+    "seed_variance": "figure_seed_variance",
 }
 
 SECTIONS = {
@@ -48,6 +60,7 @@ SECTIONS = {
     "ledger": back.ledger,
     "threats": back.threats,
     "comparisons": back.comparisons,
+    "pooling": pooling.section,
     "budget": training.budget,
     "paths": convergence.paths_appendix,
     "checks": back.checks,

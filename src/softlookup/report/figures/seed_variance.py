@@ -1,0 +1,70 @@
+"""The pooling's assumption, shown: one panel per family of runs and test set, each variant's
+seed SD of whole-test-set BLEU (final models) as a point, the family's pooled SD as a line, and
+Bartlett's p in the title (report.facts.pooling; panels of the variants of two seeds or more).
+
+python -m softlookup.report.figures.seed_variance --results results \
+    --config results/paper/config.json --runs R ... --out results/figures/seed_variance.pdf
+"""
+
+from __future__ import annotations
+
+from ...evaluate.compare import stated_p
+from .. import numbers
+from ..facts import pooling
+from ..labels import own_parts
+from ..study import Study
+from . import cli, style
+
+COLUMNS = 2
+POINTS = "a variant's seed SD"
+POOLED = {**style.REFERENCE_LINE, "linestyle": "--", "label": "pooled SD of the family"}
+
+
+def title(panel: dict) -> str:
+    """'GRU, 10 epochs on test_2016_flickr', then Bartlett's p and whether the family pooled."""
+    test = (f"Bartlett {stated_p(panel['bartlett_p'])}" if panel["tested"]
+            else "equal variance untested")  # fmt: skip
+    verdict = "pooled" if panel["pooled"] else "not pooled: own seeds"
+    return f"{panel['family_label']} on {panel['test_set']}\n{test}, {verdict}"
+
+
+def panel_plot(ax, panel: dict, look: dict) -> None:
+    """The variants' seed SDs (one series, one x position each, named by what each adds to the
+    labels' shared part, which the axis names) and the pooled SD."""
+    shared, own = own_parts(row["label"] for row in panel["rows"])
+    ax.plot(range(len(panel["rows"])), [row["seed_sd"] for row in panel["rows"]],
+            label=POINTS, **look)  # fmt: skip
+    ax.axhline(panel["pooled_sd"], **POOLED)  # two variants of two seeds: a pooled SD
+    style.categories(ax, [own[row["label"]].replace(", ", ",\n") for row in panel["rows"]],
+                     rotation=90)  # fmt: skip
+    ax.set(title=title(panel), xlabel=f"variant of {shared}" if shared else "variant",
+           ylabel="seed SD (BLEU)")  # fmt: skip
+    ax.set_ylim(bottom=0)
+    style.number_axis(ax, numbers.sd)
+
+
+def seed_variance_figure(study: Study):
+    drawn = pooling.panels(study)
+    if not drawn:
+        fig, axes = style.subplots(1, height=1.4)
+        style.note(axes[0], "no seed variance to show: no family has two variants of two seeds"
+                            " or more on a whole test set")  # fmt: skip
+        return fig
+    columns = min(COLUMNS, len(drawn))
+    rows = -(-len(drawn) // columns)
+    fig, axes = style.grid(rows, columns, height=3.0 * rows)
+    look = {**style.series_styles([POINTS])[POINTS], "linestyle": "none"}
+    for ax, panel in zip(axes, drawn, strict=False):
+        panel_plot(ax, panel, look)
+    for ax in axes[len(drawn) :]:
+        ax.set_visible(False)
+    style.legend_below(fig, axes[0], ncol=2)
+    return fig
+
+
+def main(argv: list[str] | None = None) -> None:
+    cli.run(__doc__, seed_variance_figure, argv)
+
+
+if __name__ == "__main__":
+    main()
