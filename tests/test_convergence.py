@@ -185,11 +185,14 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
     text = render.environment(ROOT / "paper" / "sections").get_template(
         "convergence.tex").render(**common(study, [], []), **facts)  # fmt: skip
     assert r"moves from \emph{reproduced} to \emph{partly}" in text
-    assert "(1 of 2 " in text and r"Table~\ref{tab:convergence-paths}" in text
+    assert "(1 of 2 " in text and r"Appendix~\ref{app:convergence}" in text
+    details = render.environment(ROOT / "paper" / "sections").get_template(
+        "convergence_details.tex").render(**common(study, [], []), **facts)  # fmt: skip
+    assert r"Table~\ref{tab:convergence-paths}" in details  # the references' table is there too
     appendix = render.environment(ROOT / "paper" / "sections").get_template("paths.tex").render(
         **common(study, [], []), **convergence.paths_appendix(study))  # fmt: skip
     assert r"\label{app:paths}" in appendix and "this build & 2 & +12.00" in appendix
-    assert r"\texttt{abcdef1} & -- & 2 (2) & 4 & 10, 2 & 1 & 1, 2, final\\" in text
+    assert r"\texttt{abcdef1} & -- & 2 (2) & 4 & 10, 2 & 1 & 1, 2, final\\" in details
     assert "no run in them was still improving by more than 1\\% of its validation loss" in text
     from softlookup.report.facts import back, front
 
@@ -222,7 +225,7 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
         "abstract.tex").render(**common(study, [], []), **summary).split())  # fmt: skip
     assert ("no verdict of this build holds; that on D3 moves to \\emph{partly}; D1 is not yet"
             " trained that long." in abstract)  # fmt: skip
-    budget["moved"][0]["corpus"] = "Multi30k"  # a reference whose provenance names its corpus
+    budget["moved"][0]["where"] = "Multi30k"  # a reference whose provenance names its corpus
     abstract = " ".join(render.environment(ROOT / "paper" / "sections").get_template(
         "abstract.tex").render(**common(study, [], []), **summary).split())  # fmt: skip
     assert "that on D3 moves to \\emph{partly} on Multi30k; D1 is not" in abstract

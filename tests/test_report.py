@@ -158,6 +158,9 @@ def make_results(
                     )
     (results / "tables").mkdir(parents=True)
     pd.DataFrame(rows).to_csv(results / "tables" / "scores.csv", index=False)
+    # compare writes it beside comparisons.csv (no family of two seeds here: no rows)
+    pd.DataFrame(columns=SEED_VARIANCE_COLUMNS).to_csv(
+        results / "tables" / "seed_variance.csv", index=False)  # fmt: skip
     # D1's measure as the ledger reads it: the share of the first bucket's BLEU kept on the last
     share = {v: 1 - drop.get(variant_settings(v)[0], 2.0) / value for v, value in bleu.items()}
     write_comparisons(results, [

@@ -109,6 +109,13 @@ def percent(share: float) -> Tex:
     return Tex(f"{100 * share:.0f}\\%")
 
 
+def share_interval(row) -> Tex:
+    """A row's share with its interval where it has one: '16\\% [12, 20]'."""
+    if latex.missing(row["ci_low"]) or latex.missing(row["ci_high"]):
+        return percent(row["share"])
+    return Tex(f"{percent(row['share'])} [{100 * row['ci_low']:.0f}, {100 * row['ci_high']:.0f}]")
+
+
 def plural(count: float, word: str) -> Tex:
     """'1 epoch', '3 epochs', '2,000 pairs'."""
     return Tex(f"{int(count):,} {word}{'' if count == 1 else 's'}")
@@ -157,6 +164,7 @@ FILTERS = {
     "emph": emph,
     "text": latex.escape,  # a symbol or word a template writes as a string ("±")
     "percent": percent,
+    "share": share_interval,
     "plural": plural,
     "words": words,
     "join": join,

@@ -305,6 +305,11 @@ def section(study: Study) -> dict:
     corpus = {ref["name"]: corpus_label(ref["corpus"]) for ref in facts}
     for row in rows:
         row["corpus"] = corpus.get(row["reference"], "")
+    for claim in {row["claim"] for row in rows}:  # where: the corpus, or the reference if shared
+        own = [row for row in rows if row["claim"] == claim]
+        shared = len({row["corpus"] for row in own}) < len(own)
+        for row in own:
+            row["where"] = row["reference_label"] if shared else row["corpus"]
     return {
         "enabled": bool(config),
         "budget": epochs or study.config.get("train", {}).get("epochs"),
@@ -359,7 +364,9 @@ def reference_facts(ref: Reference) -> dict:
     return {
         "cap": train.get("epochs"), "patience": train.get("patience"),
         "ladder": [str(point) for point in train.get("ladder") or [FINAL]],
-        "name": ref.name, "label": ref.label, "config": ref.config_name, "commit": ref.commit, "runs": len(runs),
+        "name": ref.name, "label": ref.label, "config": ref.config_name,
+        "commit": ref.commit, "runs": len(runs),
+        "seed_aware": "se_seed" in ref.comparisons.columns,  # made after the t intervals
         "corpus": ref.provenance.get("config", {}).get("data", {}).get("corpus", ""),
         "variants": runs.variant.nunique() if len(runs) else 0,
         "hit_cap": int(runs.hit_cap.sum()) if len(runs) else 0,

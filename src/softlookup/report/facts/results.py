@@ -100,11 +100,30 @@ def length_effect(study: Study) -> dict | None:
     }
 
 
+def share_intervals(study: Study, test_set: str, last: str) -> dict[str, dict]:
+    """{variant: {value, ci_low, ci_high}}: each system's own share of its shortest-bucket BLEU
+    kept on bucket `last` (mean over seeds, seed-aware t interval), from the bleu_share rows of
+    every comparison on `test_set` that names it (comparisons.csv's mean, se and df of a side)."""
+    rows = tables.comparisons(study, bucket=last, metric="bleu_share")
+    if rows.empty or "test_set" not in rows:
+        return {}
+    found = {}
+    for row in rows[rows["test_set"] == test_set].to_dict("records"):
+        for side in ("a", "b"):
+            value, se, df = row[f"mean_{side}"], row[f"se_{side}"], row[f"df_{side}"]
+            low, high = (intervals.interval(value, se, df) if math.isfinite(se) and df > 0
+                         else (math.nan, math.nan))  # fmt: skip
+            found[row[f"system_{side}"]] = {"value": value, "ci_low": low, "ci_high": high}
+    return found
+
+
 def length_shares(study: Study) -> dict | None:
     """Every base model's BLEU on the longest bucket as a share of its BLEU on the shortest, on
-    the test set whose buckets reach furthest (seeds pooled): {test_set, first, last, fixed: rows
-    without attention, attention: rows with it, by share descending}; None without buckets.
-    The abstract and the length section's table read this one fact."""
+    the test set whose buckets reach furthest: {test_set, first, last, fixed: rows without
+    attention, attention: rows with it, by share descending}; None without buckets. A model some
+    comparison pairs on that test set has its share from there (mean over seeds, with its
+    interval); any other has the share of its seed-pooled BLEU and no interval. The abstract and
+    the length section's table read this one fact."""
     table = length_table(study)
     if table.empty:
         return None
@@ -115,13 +134,17 @@ def length_shares(study: Study) -> dict | None:
     first, last = order[0], order[-1]
     runs = tables.runs(study)
     attention = runs.groupby("base_model")["attention"].first() if "attention" in runs else {}
+    compared = share_intervals(study, longest, last)
     shares = []
     for model, own in rows.groupby("base_model"):
         at = own.set_index(own["bucket"].astype(str))["value"]
         if first not in at or last not in at or pd.isna(at[last]) or not at[first] > 0:
             continue
+        kept = compared.get(model, {"value": at[last] / at[first], "ci_low": math.nan,
+                                    "ci_high": math.nan})  # fmt: skip
         shares.append({"label": own["label"].iloc[0], "first": at[first], "last": at[last],
-                       "share": at[last] / at[first],
+                       "share": kept["value"], "ci_low": kept["ci_low"],
+                       "ci_high": kept["ci_high"],
                        "attends": attention.get(model, "dot") != "none"})  # fmt: skip
     shares.sort(key=lambda row: -row["share"])
     return {"test_set": longest, "first": first, "last": last,
