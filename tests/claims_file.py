@@ -21,11 +21,15 @@ def check(claim: str, **keys: object) -> dict:
     """The one check of `claim` whose keys hold these values (a `where` given as a dict matches
     when the check's `where` holds every setting)."""
     found = [
-        raw for raw in checks(claim)
-        if all(raw.get(name) == wanted if not isinstance(wanted, dict)
-               else wanted.items() <= (raw.get(name) or {}).items()
-               for name, wanted in keys.items())
-    ]  # fmt: skip
+        raw
+        for raw in checks(claim)
+        if all(
+            raw.get(name) == wanted
+            if not isinstance(wanted, dict)
+            else wanted.items() <= (raw.get(name) or {}).items()
+            for name, wanted in keys.items()
+        )
+    ]
     assert len(found) == 1, (claim, keys, len(found))
     return found[0]
 

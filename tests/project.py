@@ -9,8 +9,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # what a workflow run reads from the repository (benchmarks/: the committed bench.measured CSVs;
 # paper/: its sources, not the folder, where the build writes generated/ and paper.pdf)
-SOURCES = ["Snakefile", "workflow", "config", "profiles", "benchmarks",
-           "paper/paper.tex", "paper/refs.bib", "paper/sections"]
+SOURCES = [
+    "Snakefile",
+    "workflow",
+    "config",
+    "profiles",
+    "benchmarks",
+    "paper/paper.tex",
+    "paper/refs.bib",
+    "paper/sections",
+]
 
 
 def project_sources(workdir: Path, copy: bool = False, checkout: Path = ROOT) -> Path:

@@ -26,7 +26,9 @@ MUNGE_KEY = Path("/etc/munge/munge.key")
 CONF_DIR = Path("/etc/slurm")
 
 MARK = "# written by softlookup tests/slurm_cluster.py (removed when the test ends)"
-SLURM_CONF = MARK + """
+SLURM_CONF = (
+    MARK
+    + """
 ClusterName=local
 SlurmctldHost=localhost
 SlurmctldPort={ctld_port}
@@ -54,11 +56,15 @@ SlurmdLogFile={root}/slurmd.log
 NodeName=localhost NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory} {node_gres} State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 """
+)
 
 
 def unavailable() -> str | None:
-    missing = [name for name in DAEMONS if shutil.which(name) is None
-               and not Path("/usr/sbin", name).exists()]
+    missing = [
+        name
+        for name in DAEMONS
+        if shutil.which(name) is None and not Path("/usr/sbin", name).exists()
+    ]
     if missing:
         return f"SLURM not installed ({', '.join(missing)} missing; .ci/run installs slurm-wlm)"
     if os.geteuid() != 0:
@@ -86,11 +92,17 @@ def local_slurm(root: Path, *, gres: bool = True, cpus: int | None = None):
     CONF_DIR.mkdir(parents=True, exist_ok=True)
     conf = CONF_DIR / "slurm.conf"
     written = [conf]
-    conf.write_text(SLURM_CONF.format(
-        root=root, ctld_port=16817, slurmd_port=16818, cpus=cpus or os.cpu_count(),
-        memory=_memory_mb(), gres_types="GresTypes=gpu" if gres else "",
-        node_gres="Gres=gpu:1" if gres else "",
-    ))
+    conf.write_text(
+        SLURM_CONF.format(
+            root=root,
+            ctld_port=16817,
+            slurmd_port=16818,
+            cpus=cpus or os.cpu_count(),
+            memory=_memory_mb(),
+            gres_types="GresTypes=gpu" if gres else "",
+            node_gres="Gres=gpu:1" if gres else "",
+        )
+    )
     if gres and not (CONF_DIR / "gres.conf").exists():
         (CONF_DIR / "gres.conf").write_text("Name=gpu File=/dev/null\n")
         written.append(CONF_DIR / "gres.conf")
@@ -102,8 +114,11 @@ def local_slurm(root: Path, *, gres: bool = True, cpus: int | None = None):
         daemon = next(part for part in command if part.endswith(("munged", "slurmctld", "slurmd")))
         log = open(root / f"{Path(daemon).name}.out", "w")  # noqa: SIM115 (closed on exit)
         logs.append(log)
-        started.append(subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                        start_new_session=True))
+        started.append(
+            subprocess.Popen(
+                command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        )
 
     try:
         if not _munge_answers():
@@ -114,18 +129,29 @@ def local_slurm(root: Path, *, gres: bool = True, cpus: int | None = None):
         start(_daemon("slurmctld"), "-D", "-i", "-f", str(conf))
         time.sleep(2)
         start(_daemon("slurmd"), "-D", "-N", "localhost", "-f", str(conf))
-        _wait(lambda: _node_state(env) in ("idle", "mixed", "allocated"), 120, "slurmd",
-              lambda: f"(node state {_node_state(env)!r})\n{_tails(root)}")
+        _wait(
+            lambda: _node_state(env) in ("idle", "mixed", "allocated"),
+            120,
+            "slurmd",
+            lambda: f"(node state {_node_state(env)!r})\n{_tails(root)}",
+        )
         yield env
     finally:
         # jobs still queued or running (a failed or interrupted test): cancel them while slurmd
         # can still stop their steps
-        queued = [job["JobId"] for job in jobs(env) if job.get("JobState") in ("PENDING", "RUNNING")]
+        queued = [
+            job["JobId"] for job in jobs(env) if job.get("JobState") in ("PENDING", "RUNNING")
+        ]
         if queued:
             subprocess.run(["scancel", *queued], env=env, check=False)
-            _wait(lambda: not any(job.get("JobState") in ("RUNNING", "COMPLETING")
-                                  for job in jobs(env)), 30, "job cancellation",
-                  raise_error=False)
+            _wait(
+                lambda: (
+                    not any(job.get("JobState") in ("RUNNING", "COMPLETING") for job in jobs(env))
+                ),
+                30,
+                "job cancellation",
+                raise_error=False,
+            )
         for process in reversed(started):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGTERM)
@@ -153,8 +179,15 @@ def _prepare_munge() -> None:
 
 def _munge_answers() -> bool:
     try:
-        return subprocess.run([shutil.which("munge") or "/usr/bin/munge", "-n"],
-                              capture_output=True, check=False, timeout=10).returncode == 0
+        return (
+            subprocess.run(
+                [shutil.which("munge") or "/usr/bin/munge", "-n"],
+                capture_output=True,
+                check=False,
+                timeout=10,
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -170,8 +203,14 @@ def _tails(root: Path, lines: int = 8) -> str:
 
 def _node_state(env: dict) -> str:
     try:
-        result = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], env=env, capture_output=True,
-                                text=True, check=False, timeout=15)
+        result = subprocess.run(
+            ["sinfo", "-h", "-N", "-o", "%T"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=15,
+        )
     except subprocess.TimeoutExpired:
         return ""
     return result.stdout.strip().rstrip("*~#")
@@ -189,8 +228,9 @@ def _wait(ready, seconds: float, what: str, detail=lambda: "", raise_error=True)
 
 def jobs(env: dict) -> list[dict]:
     """Every job slurmctld still remembers (MinJobAge=600): id, state, comment, TRES."""
-    result = subprocess.run(["scontrol", "-o", "show", "job"], env=env, capture_output=True,
-                            text=True, check=False)
+    result = subprocess.run(
+        ["scontrol", "-o", "show", "job"], env=env, capture_output=True, text=True, check=False
+    )
     found = []
     for line in result.stdout.splitlines():
         fields = dict(part.split("=", 1) for part in line.split() if "=" in part)

@@ -16,8 +16,11 @@ def layers() -> list[list[str]]:
     """ARCHITECTURE.md's layers, lowest first: each a list of top-level module names."""
     text = (ROOT / "ARCHITECTURE.md").read_text()
     section = text.split("\nLayers", 1)[1].split("\n\n", 1)[1].split("\n\n", 1)[0]
-    items = [re.sub(r"\([^)]*\)", "", line)  # a note in parentheses names no layer
-             for line in section.splitlines() if re.match(r"\d+\. ", line)]  # fmt: skip
+    items = [
+        re.sub(r"\([^)]*\)", "", line)  # a note in parentheses names no layer
+        for line in section.splitlines()
+        if re.match(r"\d+\. ", line)
+    ]
     found = [re.findall(r"`([a-z_]+)(?:\.py|/)`", item) for item in items]
     assert found, "ARCHITECTURE.md: no numbered list under 'Layers'"
     return found
@@ -43,8 +46,11 @@ def imported(path: Path, root: Path = PACKAGE) -> set[str]:
             else:  # from softlookup import x / from .. import x
                 names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[1] for alias in node.names
-                         if alias.name.startswith("softlookup."))  # fmt: skip
+            names.update(
+                alias.name.split(".")[1]
+                for alias in node.names
+                if alias.name.startswith("softlookup.")
+            )
     return names
 
 
@@ -52,7 +58,9 @@ def test_every_module_sits_in_one_layer():
     placed = [name for layer in layers() for name in layer]
     modules = {top_level(p) for p in PACKAGE.rglob("*.py")} - {"__init__"}
     assert sorted(set(placed)) == sorted(placed), "a module is named in two layers"
-    assert modules == set(placed), f"in no layer: {modules - set(placed)}, absent: {set(placed) - modules}"
+    assert modules == set(placed), (
+        f"in no layer: {modules - set(placed)}, absent: {set(placed) - modules}"
+    )
 
 
 def test_no_import_runs_back_up_the_layers():
@@ -64,8 +72,10 @@ def test_no_import_runs_back_up_the_layers():
             continue
         for name in sorted(imported(path) - {own}):
             if level[name] >= level[own]:
-                upward.append(f"{path.relative_to(ROOT)} imports {name} (layer {level[name] + 1}"
-                              f" of {own}'s {level[own] + 1})")  # fmt: skip
+                upward.append(
+                    f"{path.relative_to(ROOT)} imports {name} (layer {level[name] + 1}"
+                    f" of {own}'s {level[own] + 1})"
+                )
     assert not upward, "\n".join(upward)
 
 

@@ -207,8 +207,12 @@ def test_uniform_rows_have_entropy_one_and_one_hot_rows_zero():
 
     on_eos = torch.nn.functional.one_hot(eos, 5)[:, None, None].expand(2, 1, 4, 5).double()
     measures = attention_maps.row_measures(on_eos, visible, eos, key_pad)
-    for name, expected in [("entropy", 0.0), ("max_weight", 1.0), ("argmax_on_sink", 1.0),
-                           ("argmax_on_top_key", 1.0)]:  # fmt: skip
+    for name, expected in [
+        ("entropy", 0.0),
+        ("max_weight", 1.0),
+        ("argmax_on_sink", 1.0),
+        ("argmax_on_top_key", 1.0),
+    ]:
         assert (measures[name][:, 0][analysed] == expected).all(), name
 
 
@@ -217,8 +221,9 @@ def test_a_causal_row_seeing_one_key_is_not_analysed():
     visible = attention_maps.visible_keys(no_pad, no_pad, causal=True)  # (1,3,3)
     assert visible[0].sum(-1).tolist() == [1, 2, 3]
     weights = (visible / visible.sum(-1, keepdim=True))[:, None]
-    measures = attention_maps.row_measures(weights, visible, torch.zeros(1, dtype=torch.long),
-                                           no_pad)  # fmt: skip
+    measures = attention_maps.row_measures(
+        weights, visible, torch.zeros(1, dtype=torch.long), no_pad
+    )
     assert measures["analysed"].tolist() == [[False, True, True]]
 
 
@@ -235,12 +240,14 @@ def test_the_weight_on_the_next_position_measures_copying():
     causal = attention_maps.visible_keys(key_pad, key_pad, causal=True)
     masked = (causal / causal.sum(-1, keepdim=True).clamp(min=1))[:, None].double()
     assert attention_maps.next_position_measures(masked, causal, key_pad)["next_weight"][
-        0, 0, :2].tolist() == [0.0, 0.0]  # fmt: skip
+        0, 0, :2
+    ].tolist() == [0.0, 0.0]
 
 
 @pytest.mark.parametrize("causal_mask, copies_nothing", [(True, True), (False, False)])
-def test_only_a_decoder_without_the_causal_mask_can_weigh_the_next_position(causal_mask,
-                                                                            copies_nothing):
+def test_only_a_decoder_without_the_causal_mask_can_weigh_the_next_position(
+    causal_mask, copies_nothing
+):
     torch.manual_seed(0)
     model = build_model({**MODELS["transformer-s1"], "causal_mask": causal_mask}, 200).eval()
     src, tgt = [[5, 6, 7, 8]], [[20, 21, 22, 23, 24]]

@@ -35,14 +35,43 @@ def tables(tmp_path_factory) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     out = tmp_path_factory.mktemp("bench")
     options = [f"--{key.replace('_', '-')}={value}" for key, value in TINY.items()]
     main(
-        ["--device", "cpu", "--out", str(out / "generation_cpu.csv"), *options, "--src-len", "5",
-         "--new-tokens", "3", "6", "12", "--batch", "1", "3", "--repeats", "3",
-         "--slopes-out", str(out / "kv_step_slopes_cpu.csv"),
-         "--memory-out", str(out / "cache_memory_cpu.csv"), "--memory-layers", "1", "2", "4",
-         "--memory-heads", "1", "2", "4", "--memory-tokens", "6"]
-    )  # fmt: skip
-    return tuple(pd.read_csv(out / f"{name}_cpu.csv")
-                 for name in ("generation", "cache_memory", "kv_step_slopes"))  # fmt: skip
+        [
+            "--device",
+            "cpu",
+            "--out",
+            str(out / "generation_cpu.csv"),
+            *options,
+            "--src-len",
+            "5",
+            "--new-tokens",
+            "3",
+            "6",
+            "12",
+            "--batch",
+            "1",
+            "3",
+            "--repeats",
+            "3",
+            "--slopes-out",
+            str(out / "kv_step_slopes_cpu.csv"),
+            "--memory-out",
+            str(out / "cache_memory_cpu.csv"),
+            "--memory-layers",
+            "1",
+            "2",
+            "4",
+            "--memory-heads",
+            "1",
+            "2",
+            "4",
+            "--memory-tokens",
+            "6",
+        ]
+    )
+    return tuple(
+        pd.read_csv(out / f"{name}_cpu.csv")
+        for name in ("generation", "cache_memory", "kv_step_slopes")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +94,12 @@ def test_cache_and_recomputation_generate_identical_tokens(table):
 
 
 def test_timings_are_positive_and_consistent(table):
-    steps = ["first_step_cache_s", "last_step_cache_s", "first_step_recompute_s",
-             "last_step_recompute_s"]  # fmt: skip
+    steps = [
+        "first_step_cache_s",
+        "last_step_cache_s",
+        "first_step_recompute_s",
+        "last_step_recompute_s",
+    ]
     assert (table[["time_cache_s", "time_recompute_s", *steps]] > 0).all().all()
     ratio = table.time_recompute_s / table.time_cache_s
     assert table.speedup.tolist() == pytest.approx(ratio.tolist())
@@ -138,8 +171,9 @@ def test_greedy_choice_skips_the_special_tokens():
 
 def test_heads_must_divide_the_width(tmp_path, capsys):
     with pytest.raises(SystemExit):
-        main(["--device", "cpu", "--out", str(tmp_path / "x.csv"), "--d-model", "10",
-              "--heads", "4"])  # fmt: skip
+        main(
+            ["--device", "cpu", "--out", str(tmp_path / "x.csv"), "--d-model", "10", "--heads", "4"]
+        )
     assert "--d-model 10 is not a multiple of --heads 4" in capsys.readouterr().err
 
 
@@ -176,8 +210,10 @@ def test_slopes_come_from_repeated_timings_with_an_interval(tables):
     slopes = tables[2]
     assert list(slopes.columns) == SLOPE_COLUMNS
     assert sorted(slopes.quantity.unique()) == [
-        "last_step_cache_slope", "last_step_recompute_slope", "last_step_time_ratio_slope"
-    ]  # fmt: skip
+        "last_step_cache_slope",
+        "last_step_recompute_slope",
+        "last_step_time_ratio_slope",
+    ]
     assert (slopes.repeats == 3).all() and (slopes.points == 3).all()
     assert (slopes.ci_low <= slopes.value).all() and (slopes.value <= slopes.ci_high).all()
     assert (slopes.ci_high > slopes.ci_low).all()  # three timings never agree to the last bit
@@ -187,9 +223,13 @@ def test_slopes_come_from_repeated_timings_with_an_interval(tables):
 def timings(slopes_by_repetition: list[float], tokens=(25, 50, 100, 200)) -> dict:
     """last_steps for slope_rows: a flat cache and a recompute whose time grows as n^slope, one
     slope per repetition."""
-    return {n: {"cache": [1e-3] * len(slopes_by_repetition),
-                "recompute": [1e-3 * n**slope for slope in slopes_by_repetition]}
-            for n in tokens}  # fmt: skip
+    return {
+        n: {
+            "cache": [1e-3] * len(slopes_by_repetition),
+            "recompute": [1e-3 * n**slope for slope in slopes_by_repetition],
+        }
+        for n in tokens
+    }
 
 
 def test_slope_interval_is_the_t_interval_of_the_repetitions_slopes():
@@ -212,8 +252,11 @@ def test_a_slope_of_0_52_whose_interval_straddles_0_5_is_not_a_pass():
     assert (headline["bench"], headline["by"]) == ("kv_step_slopes", "interval")
     assert (headline["op"], headline["expected"]) == ("above", 0.5)
     assert headline["where"] == {"quantity": "last_step_time_ratio_slope", "largest_batch": True}
-    (ratio,) = [row for row in slope_rows(timings([0.30, 0.52, 0.74]))
-                if row["quantity"] == headline["where"]["quantity"]]  # fmt: skip
+    (ratio,) = [
+        row
+        for row in slope_rows(timings([0.30, 0.52, 0.74]))
+        if row["quantity"] == headline["where"]["quantity"]
+    ]
     assert ratio["value"] > headline["expected"]  # the old point rule: a pass
     assert ratio["ci_low"] < headline["expected"] < ratio["ci_high"]  # by interval: inconclusive
     settled = slope_rows(timings([0.95, 1.0, 1.05]))[0]

@@ -27,8 +27,24 @@ from .claims_file import check, decisive
 @pytest.fixture(scope="module")
 def table(tmp_path_factory) -> pd.DataFrame:
     out = tmp_path_factory.mktemp("bench") / "score_step_cpu.csv"
-    main(["--device", "cpu", "--out", str(out), "--dim", "8", "--src-len", "5", "--batch", "3",
-          "--calls", "4", "--repeats", "3"])  # fmt: skip
+    main(
+        [
+            "--device",
+            "cpu",
+            "--out",
+            str(out),
+            "--dim",
+            "8",
+            "--src-len",
+            "5",
+            "--batch",
+            "3",
+            "--calls",
+            "4",
+            "--repeats",
+            "3",
+        ]
+    )
     return pd.read_csv(out)
 
 
@@ -59,8 +75,11 @@ def test_flops_are_the_matrix_products_torch_counts_plus_the_elementwise_work(sc
     batch, src_len, dim = 3, 7, 16
     attention = CrossAttention(score, dim, backend="reference")
     values = torch.randn(batch, src_len, dim)
-    memory = {"values": values, "keys": attention.keys(values),
-              "src_pad": torch.zeros(batch, src_len, dtype=torch.bool)}  # fmt: skip
+    memory = {
+        "values": values,
+        "keys": attention.keys(values),
+        "src_pad": torch.zeros(batch, src_len, dtype=torch.bool),
+    }
     with FlopCounterMode(display=False) as counter, torch.no_grad():
         attention(torch.randn(batch, dim), memory)
     products = counter.get_total_flops() / batch - 2 * src_len * dim

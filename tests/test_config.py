@@ -65,8 +65,14 @@ def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.
     bare = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
     bare["PATH"] = "/usr/bin:/bin"
     command = [str(Path(sys.executable).parent / "snakemake"), "--cores", "1", *args]
-    return subprocess.run(command, cwd=workdir, env={**bare, **(env or {})},
-                          capture_output=True, text=True, check=False)
+    return subprocess.run(
+        command,
+        cwd=workdir,
+        env={**bare, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def stand_in_venv(venv: Path) -> Path:
@@ -89,6 +95,7 @@ def write_config(workdir: Path, config: dict, name: str = "mine.yaml") -> str:
 
 # --- the shipped configs -------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("files", [(), ("test.yaml",), ("paper.yaml",)])
 def test_the_shipped_configs_pass(files):
     variants = check(merged(*files), SCHEMA)
@@ -97,10 +104,23 @@ def test_the_shipped_configs_pass(files):
 
 # --- names that become paths or wildcards (issue 12, item 3) -------------------------------------
 
-@pytest.mark.parametrize("where", [
-    "models", "sweeps", "sweep key", "sweep value", "grid key", "test set", "split name",
-    "split stem", "analysis test set", "analysis run", "run_only",
-])
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "models",
+        "sweeps",
+        "sweep key",
+        "sweep value",
+        "grid key",
+        "test set",
+        "split name",
+        "split stem",
+        "analysis test set",
+        "analysis run",
+        "run_only",
+    ],
+)
 def test_a_hostile_name_fails_validation(config, where, tmp_path):
     evil = HOSTILE.format(dir=tmp_path)
     if where == "models":
@@ -136,8 +156,9 @@ def test_a_hostile_mirror_runs_harmlessly_and_a_quote_or_space_works(tmp_path):
     evil = write_config(workdir, {"mirror": HOSTILE.format(dir=tmp_path)}, "evil.yaml")
     target = "resources/corpora/multi30k/val.de.gz"
     # targets before --configfile: after it they would be read as config files
-    result = snakemake(workdir, target, "--configfile", "config/test.yaml", evil,
-                       env={"SOFTLOOKUP_MIRROR": ""})
+    result = snakemake(
+        workdir, target, "--configfile", "config/test.yaml", evil, env={"SOFTLOOKUP_MIRROR": ""}
+    )
     assert result.returncode != 0  # no such mirror directory
     assert not (tmp_path / "PWNED").exists()
     assert not (workdir / target).exists()
@@ -146,8 +167,9 @@ def test_a_hostile_mirror_runs_harmlessly_and_a_quote_or_space_works(tmp_path):
     odd.mkdir()
     (odd / "multi30k").symlink_to(mirror() / "multi30k")
     good = write_config(workdir, {"mirror": str(odd)}, "odd.yaml")
-    result = snakemake(workdir, target, "--configfile", "config/test.yaml", good,
-                       env={"SOFTLOOKUP_MIRROR": ""})
+    result = snakemake(
+        workdir, target, "--configfile", "config/test.yaml", good, env={"SOFTLOOKUP_MIRROR": ""}
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert (workdir / target).stat().st_size > 0
 
@@ -164,15 +186,19 @@ def test_a_config_file_that_does_not_parse_is_named_with_its_line(tmp_path):
         read_config_file(bad)
     assert str(caught.value) == (
         f"{bad}, line 2, column 7: expected ',' or ']', but got ':' "
-        "(while parsing a flow sequence at line 1, column 8)")
+        "(while parsing a flow sequence at line 1, column 8)"
+    )
 
 
-@pytest.mark.parametrize("text, expected", [
-    (None, "no such config file"),
-    ("- seeds\n- models\n", "holds ['seeds', 'models']"),
-    ("# only a comment\n", "holds nothing"),
-    ("\tseeds: [1]\n", "line 1, column 1"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (None, "no such config file"),
+        ("- seeds\n- models\n", "holds ['seeds', 'models']"),
+        ("# only a comment\n", "holds nothing"),
+        ("\tseeds: [1]\n", "line 1, column 1"),
+    ],
+)
 def test_a_config_file_snakemake_cannot_read_is_named_in_one_line(tmp_path, text, expected):
     path = tmp_path / "mine.yaml"
     if text is not None:
@@ -196,12 +222,18 @@ def test_make_names_a_config_file_that_does_not_parse_before_snakemake_runs(tmp_
         (workdir / part).symlink_to(ROOT / part)
     venv = stand_in_venv(tmp_path / "venv")
     (workdir / "mine.yaml").write_text(UNCLOSED)
-    expected = {"mine.yaml": "mine.yaml, line 2, column 7: expected ',' or ']'",
-                "config/tset.yaml": "config/tset.yaml: no such config file"}
+    expected = {
+        "mine.yaml": "mine.yaml, line 2, column 7: expected ',' or ']'",
+        "config/tset.yaml": "config/tset.yaml: no such config file",
+    }
     for config, message in expected.items():
-        made = subprocess.run(["make", "-s", "paper", f"CONFIG={config}", f"VENV={venv}",
-                               "-o", "tex"], cwd=workdir, capture_output=True, text=True,
-                              check=False)
+        made = subprocess.run(
+            ["make", "-s", "paper", f"CONFIG={config}", f"VENV={venv}", "-o", "tex"],
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert made.returncode != 0
         assert made.stderr.splitlines()[0].startswith(message), made.stderr
         assert "Traceback" not in made.stderr and made.stdout == ""
@@ -247,6 +279,7 @@ def test_a_duplicate_list_entry_is_refused_naming_the_key(config, key):
 
 # --- sweeps are checked as merged model configs before any job (issue 12, item 5) ---------------
 
+
 def test_an_unknown_sweep_model_is_named(config):
     config["sweeps"]["heads"]["model"] = "transfomer"
     message = errors_of(config)
@@ -273,8 +306,10 @@ def test_a_sweep_value_of_the_wrong_type_is_named(config):
 
 def test_a_bad_sweep_fails_before_any_job(tmp_path):
     workdir = project_sources(tmp_path)
-    mine = write_config(workdir, {"sweeps": {"heads": {"model": "sweep_transformer",
-                                                       "key": "heads", "values": [3]}}})
+    mine = write_config(
+        workdir,
+        {"sweeps": {"heads": {"model": "sweep_transformer", "key": "heads", "values": [3]}}},
+    )
     result = snakemake(workdir, "--configfile", "config/test.yaml", mine, "--dry-run")
     assert result.returncode != 0
     assert "sweeps.heads" in result.stdout + result.stderr
@@ -282,6 +317,7 @@ def test_a_bad_sweep_fails_before_any_job(tmp_path):
 
 
 # --- benchmarks measured elsewhere ----------------------------------------------------------------
+
 
 def test_the_default_reads_the_committed_gpu_benchmarks(config):
     assert measured_bench(config) == [
@@ -300,8 +336,9 @@ def test_measured_training_step_rows_are_read_for_their_device(config, tmp_path)
     (tmp_path / "train_step_lengths_cuda.csv").write_text("device\ncuda\n")  # D6's GPU rows
     config["bench"]["measured"] = [str(tmp_path)]
     assert measured_bench(config) == [
-        str(tmp_path / "decode_cuda.csv"), str(tmp_path / "train_step_lengths_cuda.csv")
-    ]  # fmt: skip
+        str(tmp_path / "decode_cuda.csv"),
+        str(tmp_path / "train_step_lengths_cuda.csv"),
+    ]
     (tmp_path / "decode_cuda.csv").unlink()
     config["bench"]["devices"] = ["cpu", "cuda"]  # the device after the kind, not after its "_"
     assert "train_step_lengths_cuda.csv is for device 'cuda'" in errors_of(config)
@@ -314,6 +351,7 @@ def test_a_measured_device_the_workflow_also_benchmarks_is_refused(config):
 
 
 # --- test sets (issue 12, item 6) ----------------------------------------------------------------
+
 
 def test_a_test_set_missing_from_the_splits_is_named(config):
     config["evaluate"]["test_sets"].append("test_2017_flickr")
@@ -330,6 +368,7 @@ def test_a_concatenated_test_set_needs_its_k_in_data_concat(config):
 
 # --- a sweep value equal to the base model's shares the base run (issue 12, item 9) -------------
 
+
 def test_a_sweep_point_equal_to_the_base_model_is_the_base_run(config):
     base_heads = config["models"]["sweep_transformer"]["heads"]
     config["sweeps"]["heads"]["values"] = [1, base_heads]
@@ -338,15 +377,23 @@ def test_a_sweep_point_equal_to_the_base_model_is_the_base_run(config):
     names = set(check(config, SCHEMA))
     assert f"sweep_transformer.heads-{base_heads}" not in names
     assert "sweep_transformer.scale-true" not in names
-    assert {"sweep_transformer", "sweep_transformer.heads-1",
-            "sweep_transformer.scale-false"} <= names
+    assert {
+        "sweep_transformer",
+        "sweep_transformer.heads-1",
+        "sweep_transformer.scale-false",
+    } <= names
 
 
 def test_a_value_equal_to_the_base_trains_no_duplicate_job(tmp_path):
     workdir = project_sources(tmp_path)
-    mine = write_config(workdir, {"run_only": ["sweep_transformer", "sweep_transformer.heads-*"],
-                                  "analysis": {"runs": ["sweep_transformer-s1"]}, "sweeps": {
-        "heads": {"model": "sweep_transformer", "key": "heads", "values": [1, 2]}}})
+    mine = write_config(
+        workdir,
+        {
+            "run_only": ["sweep_transformer", "sweep_transformer.heads-*"],
+            "analysis": {"runs": ["sweep_transformer-s1"]},
+            "sweeps": {"heads": {"model": "sweep_transformer", "key": "heads", "values": [1, 2]}},
+        },
+    )
     result = snakemake(workdir, "--configfile", "config/test.yaml", mine, "--dry-run")
     assert result.returncode == 0, result.stderr[-3000:]
     trained = set(re.findall(r"results/runs/([^/\s]+)/model\.pt", result.stdout))
@@ -356,14 +403,20 @@ def test_a_value_equal_to_the_base_trains_no_duplicate_job(tmp_path):
 
 # --- grid sweeps and run_only ------------------------------------------------------------------
 
+
 def test_a_grid_sweep_names_its_points_in_grid_key_order(config):
-    config["sweeps"] = {"dk": {"model": "sweep_transformer",
-                               "grid": {"d_k": [8, 16], "scale": [True, False]}}}
+    config["sweeps"] = {
+        "dk": {"model": "sweep_transformer", "grid": {"d_k": [8, 16], "scale": [True, False]}}
+    }
     variants = all_variants(config, SCHEMA)
     points = sorted(name for name in variants if name.startswith("sweep_transformer."))
     # scale: true is the base's value, so it stays out of the name
-    assert points == ["sweep_transformer.d_k-16", "sweep_transformer.d_k-16.scale-false",
-                      "sweep_transformer.d_k-8", "sweep_transformer.d_k-8.scale-false"]
+    assert points == [
+        "sweep_transformer.d_k-16",
+        "sweep_transformer.d_k-16.scale-false",
+        "sweep_transformer.d_k-8",
+        "sweep_transformer.d_k-8.scale-false",
+    ]
     point = variants["sweep_transformer.d_k-8.scale-false"]
     assert point.base_model == "sweep_transformer"
     assert point.sweep == {"d_k": 8, "scale": False}
@@ -373,25 +426,36 @@ def test_a_grid_sweep_names_its_points_in_grid_key_order(config):
 
 
 def test_a_grid_point_equal_to_the_base_is_the_base_run(config):
-    config["sweeps"] = {"g": {"model": "sweep_transformer",
-                              "grid": {"heads": [1, 2], "causal_mask": [True, False]}}}
+    config["sweeps"] = {
+        "g": {"model": "sweep_transformer", "grid": {"heads": [1, 2], "causal_mask": [True, False]}}
+    }
     names = set(all_variants(config, SCHEMA))
     assert "sweep_transformer.heads-2.causal_mask-true" not in names
-    assert {"sweep_transformer.heads-1", "sweep_transformer.causal_mask-false",
-            "sweep_transformer.heads-1.causal_mask-false"} <= names
+    assert {
+        "sweep_transformer.heads-1",
+        "sweep_transformer.causal_mask-false",
+        "sweep_transformer.heads-1.causal_mask-false",
+    } <= names
 
 
 def test_run_only_chooses_what_a_merged_config_trains(config):
     config["sweeps"] = {}
     config["run_only"] = ["gru_*", "transformer"]
     assert set(check(config, SCHEMA)) == {
-        "gru_none", "gru_additive", "gru_dot", "gru_general", "gru_scaled_dot", "transformer"}
+        "gru_none",
+        "gru_additive",
+        "gru_dot",
+        "gru_general",
+        "gru_scaled_dot",
+        "transformer",
+    }
     config["run_only"] = ["gru_nope"]
     assert "run_only: 'gru_nope' matches none" in errors_of(config)
     assert set(select({"a": 1, "b": 2}, None)) == {"a", "b"}
 
 
 # --- an unknown key: one line with the key and its path, no schema dump (issue 12, item 10) -----
+
 
 def test_an_unknown_top_level_key_is_one_line_with_key_and_path(config):
     config["evalute"] = {"beam_size": 2}
@@ -418,6 +482,7 @@ def test_snakemake_reports_the_unknown_key_first(tmp_path):
 
 
 # --- several config files: one --configfile followed by the list (issue 13, item 8) -----------
+
 
 def test_two_config_files_go_in_one_configfile_list(tmp_path):
     """`--configfile a --configfile b` keeps only b; the README's form keeps both."""
@@ -451,13 +516,19 @@ def test_two_configs_keep_their_results_side_by_side(tmp_path):
     """`make rundir RUN=<name>` + --directory runs/<name>: results never clobber each other."""
     workdir = project_sources(tmp_path)
     (workdir / "Makefile").symlink_to(ROOT / "Makefile")
-    made = subprocess.run(["make", "-s", "rundir", "RUN=small"], cwd=workdir,
-                          capture_output=True, text=True, check=False)
+    made = subprocess.run(
+        ["make", "-s", "rundir", "RUN=small"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert made.returncode == 0, made.stderr
     target = "results/probes/worked_examples.csv"
     for directory in (".", "runs/small"):
-        result = snakemake(workdir, target, "--directory", directory,
-                           "--configfile", "config/test.yaml")
+        result = snakemake(
+            workdir, target, "--directory", directory, "--configfile", "config/test.yaml"
+        )
         assert result.returncode == 0, result.stderr[-3000:]
     assert (workdir / target).is_file() and (workdir / "runs" / "small" / target).is_file()
     assert (workdir / "runs" / "small" / "paper" / "paper.tex").resolve().is_file()
@@ -477,8 +548,11 @@ def test_a_joined_test_set_is_a_prepared_split(config):
 
 def test_a_sweep_over_a_train_key_lands_in_the_points_train_settings(config):
     config.pop("run_only")
-    config["sweeps"]["words"] = {"model": "sweep_transformer", "key": "max_source_words",
-                                 "values": [20]}
+    config["sweeps"]["words"] = {
+        "model": "sweep_transformer",
+        "key": "max_source_words",
+        "values": [20],
+    }
     point = check(config, SCHEMA)["sweep_transformer.max_source_words-20"]
     assert point.model["train"]["max_source_words"] == 20
     assert "max_source_words" not in {k for k in point.model if k != "train"}
@@ -496,18 +570,25 @@ def test_the_train_defaults_must_choose_an_epoch_count(config):
 
 # --- scheduling: the longest training jobs first ------------------------------------------------
 
+
 def test_training_jobs_are_prioritised_by_threads_times_epochs(tmp_path):
     workdir = project_sources(tmp_path)
-    mine = write_config(workdir, {
-        "run_only": ["gru_none", "transformer", "sweep_transformer"],
-        "analysis": {"runs": ["transformer-s1"]},
-        "resources": {"threads": {"train": 1, "train_by_model": {"transformer": 2},
-                                  "translate": 1}},
-        "models": {"gru_none": {"train": {"epochs": 3}}}})
+    mine = write_config(
+        workdir,
+        {
+            "run_only": ["gru_none", "transformer", "sweep_transformer"],
+            "analysis": {"runs": ["transformer-s1"]},
+            "resources": {
+                "threads": {"train": 1, "train_by_model": {"transformer": 2}, "translate": 1}
+            },
+            "models": {"gru_none": {"train": {"epochs": 3}}},
+        },
+    )
     result = snakemake(workdir, "--configfile", "config/test.yaml", mine, "--dry-run")
     assert result.returncode == 0, result.stderr[-3000:]
-    jobs = re.findall(r"rule train:.*?variant=([^,\s]+), seed=\d+\s+priority: (\d+)",
-                      result.stdout, flags=re.S)
+    jobs = re.findall(
+        r"rule train:.*?variant=([^,\s]+), seed=\d+\s+priority: (\d+)", result.stdout, flags=re.S
+    )
     priority = {variant: int(value) for variant, value in jobs}
     epochs = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())["train"]["epochs"]
     assert priority == {"transformer": 2 * epochs, "gru_none": 3, "sweep_transformer": epochs}
@@ -534,12 +615,19 @@ def test_a_converged_part_trains_enough_of_every_family_it_touches(part):
     config = merged("converged.yaml", part)
     trained = set(check(config, SCHEMA))
     claims, _ = load_claims(ROOT / "config" / "claims.yaml")
-    families = {c for claim in claims for c in claim.checks
-                if isinstance(c, ComparisonCheck) and "{x}" in c.comparison}
+    families = {
+        c
+        for claim in claims
+        for c in claim.checks
+        if isinstance(c, ComparisonCheck) and "{x}" in c.comparison
+    }
     for family in families:
         pattern = re.compile(re.escape(family.comparison).replace(re.escape("{x}"), r"\d+"))
-        members = [name for name, pair in config["comparisons"].items()
-                   if pattern.fullmatch(name) and {pair["a"], pair["b"]} <= trained]
+        members = [
+            name
+            for name, pair in config["comparisons"].items()
+            if pattern.fullmatch(name) and {pair["a"], pair["b"]} <= trained
+        ]
         assert not members or len(members) >= family.min_points, (family.comparison, members)
 
 
@@ -551,6 +639,7 @@ def test_a_ladder_point_must_be_an_epoch_or_final(config):
 
 
 # --- the long-sentence study: a corpus of sitting days as the main corpus; null removes --------
+
 
 def test_the_long_study_passes_and_trains_only_claim_d1s_grus():
     config = merged("long.yaml")
@@ -564,11 +653,14 @@ def test_the_long_study_passes_and_trains_only_claim_d1s_grus():
     assert config["seeds"] == [1, 2] and ladder_points(config["train"]) == [2, 4]
 
 
-@pytest.mark.parametrize("key, value", [
-    ("join", {"k": [1, 2]}),
-    ("joined_tests", {"test_long": ["test_2016_flickr"]}),
-    ("concat", [2]),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("join", {"k": [1, 2]}),
+        ("joined_tests", {"test_long": ["test_2016_flickr"]}),
+        ("concat", [2]),
+    ],
+)
 def test_a_day_archive_refuses_joined_pairs_naming_the_key(key, value):
     config = merged("long.yaml")
     config["data"][key] = value
@@ -584,20 +676,28 @@ def test_day_patterns_are_splits_of_an_archive_only():
 
 
 def test_a_merged_config_removes_an_entry_by_setting_it_to_null(config):
-    update_config(config, {
-        "data": {"splits": {"test_2016_flickr": None, "test_2017": "test_2017_flickr"},
-                 "join": None, "joined_tests": {"test_long": None}},
-        "comparisons": {"d2_dot_vs_additive": None},
-        "convergence": {"effects": {"D2": None}},
-        "evaluate": {"test_sets": ["test_2017"]},
-        "analysis": {"test_set": "test_2017"},
-    })
+    update_config(
+        config,
+        {
+            "data": {
+                "splits": {"test_2016_flickr": None, "test_2017": "test_2017_flickr"},
+                "join": None,
+                "joined_tests": {"test_long": None},
+            },
+            "comparisons": {"d2_dot_vs_additive": None},
+            "convergence": {"effects": {"D2": None}},
+            "evaluate": {"test_sets": ["test_2017"]},
+            "analysis": {"test_set": "test_2017"},
+        },
+    )
     check(config, SCHEMA)
     data = config["data"]
     assert set(data["splits"]) == {"train", "valid", "test_2017"}
     assert "join" not in data and data["joined_tests"] == {}
-    assert "d2_dot_vs_additive" not in config["comparisons"] and "d2_dot_vs_general" in (
-        config["comparisons"])
+    assert (
+        "d2_dot_vs_additive" not in config["comparisons"]
+        and "d2_dot_vs_general" in (config["comparisons"])
+    )
     assert "D2" not in config["convergence"]["effects"]
     update_config(config, {"data": {"joined_tests": None}})
     assert "joined_tests" not in drop_removed(config)["data"]
@@ -613,18 +713,25 @@ def test_the_long_study_resolves_its_whole_dag_in_a_dry_run(tmp_path):
     archive is fetched and prepared by prepare_corpus, 4 runs trained and translated on
     test_europarl at every budget point, and the paper built."""
     workdir = project_sources(tmp_path)
-    result = snakemake(workdir, "--configfile", "config/config.yaml", "config/long.yaml",
-                       "--dry-run")
+    result = snakemake(
+        workdir, "--configfile", "config/config.yaml", "config/long.yaml", "--dry-run"
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout.split("Job stats:")[1], re.M))
-    assert (jobs["prepare_corpus"], jobs["train"], jobs["translate"], jobs["compare"],
-            jobs["paper"]) == ("1", "4", "4", "1", "1")
+    assert (
+        jobs["prepare_corpus"],
+        jobs["train"],
+        jobs["translate"],
+        jobs["compare"],
+        jobs["paper"],
+    ) == ("1", "4", "4", "1", "1")
     assert "--archive resources/corpora/europarl-it-en/it-en-1996-2001.tar.gz" in result.stdout
     assert "test_europarl" in result.stdout and "test_2016_flickr" not in result.stdout
     assert not (workdir / "results").exists()
 
 
 # --- names a claim gives: defined by some config, or the workflow stops before any job --------
+
 
 def claims_with(tmp_path: Path, old: str, new: str) -> Path:
     """config/ copied to tmp_path, its claims.yaml with `old` replaced by `new` (once)."""
@@ -636,12 +743,18 @@ def claims_with(tmp_path: Path, old: str, new: str) -> Path:
     return folder / "claims.yaml"
 
 
-@pytest.mark.parametrize("old, new, key", [
-    ("comparison: d1_additive_vs_none,", "comparison: d1_additive_vs_none_typo,", "comparison"),
-    ("probe: spread,", "probe: sprad,", "probe"),
-    ("comparison: d1_additive_vs_none,",
-     "comparison: d1_additive_vs_none, test_set: test_lnog,", "test_set"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "old, new, key",
+    [
+        ("comparison: d1_additive_vs_none,", "comparison: d1_additive_vs_none_typo,", "comparison"),
+        ("probe: spread,", "probe: sprad,", "probe"),
+        (
+            "comparison: d1_additive_vs_none,",
+            "comparison: d1_additive_vs_none, test_set: test_lnog,",
+            "test_set",
+        ),
+    ],
+)
 def test_a_claim_naming_what_no_config_defines_is_named_with_its_key(tmp_path, old, new, key):
     claims = claims_with(tmp_path, old, new)
     with pytest.raises(ConfigError) as caught:
@@ -668,7 +781,9 @@ def test_a_comparison_this_config_removes_or_does_not_train_is_no_error(config):
 def test_a_misspelt_claim_fails_the_dry_run_before_any_job(tmp_path):
     workdir = project_sources(tmp_path / "work")
     (workdir / "config").unlink()
-    claims_with(workdir, "comparison: d1_additive_vs_none,", "comparison: d1_additive_vs_none_typo,")
+    claims_with(
+        workdir, "comparison: d1_additive_vs_none,", "comparison: d1_additive_vs_none_typo,"
+    )
     result = snakemake(workdir, "--configfile", "config/test.yaml", "--dry-run")
     assert result.returncode != 0
     said = result.stdout + result.stderr

@@ -11,14 +11,27 @@ from softlookup.report.figures import convergence as figure
 
 from .corpora import ROOT
 
-EFFECTS = {"D3": [{"comparison": "d3_dk128"}], "D1": [{"comparison": "d1", "bucket": ">60",
-                                                       "metric": "bleu_share"}]}  # fmt: skip
+EFFECTS = {
+    "D3": [{"comparison": "d3_dk128"}],
+    "D1": [{"comparison": "d1", "bucket": ">60", "metric": "bleu_share"}],
+}
 
 
 def comparison_rows(name, deltas, bucket="all", metric="bleu"):
-    return [{"comparison": name, "bucket": bucket, "metric": metric, "epoch": epoch,
-             "delta": delta, "ci_low": delta - 1, "ci_high": delta + 1, "p_value": 0.01,
-             "seeds": 2} for epoch, delta in deltas.items()]  # fmt: skip
+    return [
+        {
+            "comparison": name,
+            "bucket": bucket,
+            "metric": metric,
+            "epoch": epoch,
+            "delta": delta,
+            "ci_low": delta - 1,
+            "ci_high": delta + 1,
+            "p_value": 0.01,
+            "seeds": 2,
+        }
+        for epoch, delta in deltas.items()
+    ]
 
 
 def write_reference(folder, claims, comparisons, training, scores=()):
@@ -28,39 +41,63 @@ def write_reference(folder, claims, comparisons, training, scores=()):
     pd.DataFrame(comparisons).to_csv(folder / "comparisons.csv", index=False)
     pd.DataFrame(claims).to_csv(folder / "claims.csv", index=False)
     pd.DataFrame(training).to_csv(folder / "training.csv", index=False)
-    provenance = {"config_name": folder.name, "environment": {"commit": "abcdef1234"},
-                  "config": {"train": {"epochs": 10, "patience": 2, "ladder": [1, 2, "final"]}}}
+    provenance = {
+        "config_name": folder.name,
+        "environment": {"commit": "abcdef1234"},
+        "config": {"train": {"epochs": 10, "patience": 2, "ladder": [1, 2, "final"]}},
+    }
     (folder / "provenance.json").write_text(json.dumps(provenance))
     return convergence.read_reference(folder)
 
 
 def training_log(run, losses, cap):
-    return [{"run": run, "variant": run.rsplit("-s", 1)[0], "epoch": i + 1, "val_loss": loss,
-             "epochs": cap} for i, loss in enumerate(losses)]  # fmt: skip
+    return [
+        {
+            "run": run,
+            "variant": run.rsplit("-s", 1)[0],
+            "epoch": i + 1,
+            "val_loss": loss,
+            "epochs": cap,
+        }
+        for i, loss in enumerate(losses)
+    ]
 
 
 @pytest.fixture
 def reference(tmp_path):
     return write_reference(
         tmp_path / "converged_scale",
-        claims=[{"id": "D3", "verdict": "partly",
-                 "reason": "wrong_side", "checks_passed": 1, "checks_decisive": 2},
-                {"id": "D1", "verdict": "pending", "reason": "not trained here"}],
+        claims=[
+            {
+                "id": "D3",
+                "verdict": "partly",
+                "reason": "wrong_side",
+                "checks_passed": 1,
+                "checks_decisive": 2,
+            },
+            {"id": "D1", "verdict": "pending", "reason": "not trained here"},
+        ],
         comparisons=comparison_rows("d3_dk128", {"1": 9.0, "2": 6.0, "4": 2.0, "final": 0.5})
         + comparison_rows("d3_dk128", {"final": 7.0}, bucket="1-10"),
         training=training_log("a-s1", [3.0, 2.5, 2.45, 2.44], cap=4)
         + training_log("b-s1", [3.0, 2.0, 2.1, 2.2], cap=10),
-    )  # fmt: skip
+    )
 
 
 def test_effect_paths_put_this_build_beside_each_reference_point_by_point(reference):
-    here = pd.DataFrame(comparison_rows("d3_dk128", {"final": 12.0})
-                        + comparison_rows("d1", {"final": 0.2}, bucket=">60", metric="bleu_share"))
+    here = pd.DataFrame(
+        comparison_rows("d3_dk128", {"final": 12.0})
+        + comparison_rows("d1", {"final": 0.2}, bucket=">60", metric="bleu_share")
+    )
     paths = convergence.effect_paths(here, [reference], EFFECTS)
     d3 = paths[paths.claim == "D3"].set_index(["study", "epoch"]).delta
-    assert d3.to_dict() == {(convergence.STUDY, "final"): 12.0, ("converged_scale", "1"): 9.0,
-                            ("converged_scale", "2"): 6.0, ("converged_scale", "4"): 2.0,
-                            ("converged_scale", "final"): 0.5}  # fmt: skip
+    assert d3.to_dict() == {
+        (convergence.STUDY, "final"): 12.0,
+        ("converged_scale", "1"): 9.0,
+        ("converged_scale", "2"): 6.0,
+        ("converged_scale", "4"): 2.0,
+        ("converged_scale", "final"): 0.5,
+    }
     d1 = paths[paths.claim == "D1"]
     assert d1.study.tolist() == [convergence.STUDY] and d1.metric.tolist() == ["bleu_share"]
     assert convergence.point_order(paths.epoch) == ["1", "2", "4", "final"]
@@ -70,12 +107,19 @@ def test_effect_paths_put_this_build_beside_each_reference_point_by_point(refere
 
 
 def test_a_verdict_at_convergence_comes_from_the_reference_that_decides_it(reference):
-    here = pd.DataFrame([{"id": "D3", "verdict": "reproduced"}, {"id": "D1",
-                                                                 "verdict": "reproduced"}])
+    here = pd.DataFrame(
+        [{"id": "D3", "verdict": "reproduced"}, {"id": "D1", "verdict": "reproduced"}]
+    )
     table = convergence.verdict_table(here, [reference], ["D1", "D3"]).set_index("claim")
     assert table.loc["D3", ["verdict", "converged", "moved"]].tolist() == [
-        "reproduced", "partly", True]
-    assert table.loc["D3", "reference"] == "converged_scale" and table.loc["D3", "reason"] == "wrong_side"
+        "reproduced",
+        "partly",
+        True,
+    ]
+    assert (
+        table.loc["D3", "reference"] == "converged_scale"
+        and table.loc["D3", "reason"] == "wrong_side"
+    )
     assert table.loc["D1", ["converged", "moved"]].tolist() == ["not run", False]
 
 
@@ -83,40 +127,71 @@ def test_a_claim_two_references_decide_gets_a_row_from_each(reference, tmp_path)
     """The converged study (Multi30k) and the long-sentence study (Europarl) both decide D1: the
     table shows both verdicts, and a claim that moves in one is not counted as held."""
     long = write_reference(
-        tmp_path / "long", claims=[{"id": "D1", "verdict": "partly", "reason": "no gap past 60"}],
+        tmp_path / "long",
+        claims=[{"id": "D1", "verdict": "partly", "reason": "no gap past 60"}],
         comparisons=comparison_rows("d1", {"final": 0.1}, bucket=">60", metric="bleu_share"),
-        training=training_log("none-s1", [3.0, 2.9], cap=10))  # fmt: skip
+        training=training_log("none-s1", [3.0, 2.9], cap=10),
+    )
     captions = write_reference(
         tmp_path / "converged_recurrent",
         claims=[{"id": "D1", "verdict": "reproduced", "reason": "kept"}],
         comparisons=comparison_rows("d1", {"final": 0.3}, bucket=">60", metric="bleu_share"),
-        training=training_log("none-s1", [3.0, 2.9], cap=10))  # fmt: skip
-    here = pd.DataFrame([{"id": "D1", "verdict": "reproduced"}, {"id": "D3",
-                                                                 "verdict": "partly"}])
+        training=training_log("none-s1", [3.0, 2.9], cap=10),
+    )
+    here = pd.DataFrame([{"id": "D1", "verdict": "reproduced"}, {"id": "D3", "verdict": "partly"}])
     table = convergence.verdict_table(here, [captions, long, reference], ["D1", "D3"])
     assert table[["claim", "reference", "converged", "moved"]].values.tolist() == [
-        ["D1", "converged_recurrent", "reproduced", False], ["D1", "long", "partly", True],
-        ["D3", "converged_scale", "partly", False]]  # fmt: skip
+        ["D1", "converged_recurrent", "reproduced", False],
+        ["D1", "long", "partly", True],
+        ["D3", "converged_scale", "partly", False],
+    ]
     assert convergence.fates(table.to_dict("records")) == {
-        "moved_claims": ["D1"], "held": ["D3"], "not_run": []}  # fmt: skip
+        "moved_claims": ["D1"],
+        "held": ["D3"],
+        "not_run": [],
+    }
 
 
 def test_a_moved_claim_is_told_with_its_systems_bleu_there(tmp_path):
     """The sentence of a moved claim gives the reference's whole-test BLEU of the two systems
     its effect compares (final models, seeds pooled), so a floor is visible."""
-    scores = [{"variant": variant, "seed": seed, "epoch": epoch, "test_set": "test_europarl",
-               "bucket": bucket, "metric": "bleu", "value": value + seed, "ci_low": 0,
-               "ci_high": 20, "status": "ok"}
-              for variant, value in (("none", 1.0), ("additive", 7.0)) for seed in (1, 2)
-              for epoch in ("2", "final") for bucket in ("all", ">60")]  # fmt: skip
-    pairs = [{**row, "system_a": "none", "system_b": "additive", "test_set": "test_europarl"}
-             for row in comparison_rows("d1", {"final": 0.1})]  # fmt: skip
-    long = write_reference(tmp_path / "long", claims=[{"id": "D1", "verdict": "partly"}],
-                           comparisons=pairs,
-                           training=training_log("none-s1", [3.0, 2.9], cap=10), scores=scores)  # fmt: skip
+    scores = [
+        {
+            "variant": variant,
+            "seed": seed,
+            "epoch": epoch,
+            "test_set": "test_europarl",
+            "bucket": bucket,
+            "metric": "bleu",
+            "value": value + seed,
+            "ci_low": 0,
+            "ci_high": 20,
+            "status": "ok",
+        }
+        for variant, value in (("none", 1.0), ("additive", 7.0))
+        for seed in (1, 2)
+        for epoch in ("2", "final")
+        for bucket in ("all", ">60")
+    ]
+    pairs = [
+        {**row, "system_a": "none", "system_b": "additive", "test_set": "test_europarl"}
+        for row in comparison_rows("d1", {"final": 0.1})
+    ]
+    long = write_reference(
+        tmp_path / "long",
+        claims=[{"id": "D1", "verdict": "partly"}],
+        comparisons=pairs,
+        training=training_log("none-s1", [3.0, 2.9], cap=10),
+        scores=scores,
+    )
     levels = convergence.system_levels(long, "d1", {"none": "GRU, no attention"})
-    assert levels == {"test_set": "test_europarl", "systems": [
-        {"label": "GRU, no attention", "bleu": 2.5}, {"label": "additive", "bleu": 8.5}]}  # fmt: skip
+    assert levels == {
+        "test_set": "test_europarl",
+        "systems": [
+            {"label": "GRU, no attention", "bleu": 2.5},
+            {"label": "additive", "bleu": 8.5},
+        ],
+    }
     assert convergence.system_levels(long, "d2", {}) == {}
 
 
@@ -124,7 +199,10 @@ def test_runs_at_their_cap_and_still_improving_are_named(reference):
     runs = convergence.convergence_of_runs(reference.training).set_index("run")
     assert runs.loc["a-s1", ["hit_cap", "still_improving"]].tolist() == [True, False]  # 0.4%
     assert runs.loc["b-s1", ["hit_cap", "best_epoch", "still_improving"]].tolist() == [
-        False, 2, False]  # fmt: skip
+        False,
+        2,
+        False,
+    ]
     steep = convergence.convergence_of_runs(pd.DataFrame(training_log("c-s1", [3, 2.9], 2)))
     assert steep.still_improving.tolist() == [True]  # 3.3% at its last epoch
 
@@ -145,8 +223,10 @@ def test_the_figure_draws_one_panel_per_claim(reference, tmp_path):
 
 
 def test_once_a_reference_trains_a_claim_the_figure_leaves_out_the_lone_points(reference):
-    here = pd.DataFrame(comparison_rows("d3_dk128", {"final": 12.0})
-                        + comparison_rows("d1", {"final": 0.3}, bucket=">60", metric="bleu_share"))
+    here = pd.DataFrame(
+        comparison_rows("d3_dk128", {"final": 12.0})
+        + comparison_rows("d1", {"final": 0.3}, bucket=">60", metric="bleu_share")
+    )
     paths = convergence.effect_paths(here, [reference], EFFECTS)
     assert set(paths.claim) == {"D1", "D3"}
     assert [ax.get_title() for ax in figure.draw(paths).axes if ax.get_visible()] == ["D3"]
@@ -170,72 +250,128 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
     (results / "tables").mkdir(parents=True)
     (results / "claims").mkdir()
     pd.DataFrame(comparison_rows("d3_dk128", {"final": 12.0})).to_csv(
-        results / "tables" / "comparisons.csv", index=False)  # fmt: skip
-    pd.DataFrame([{"id": "D3", "verdict": "reproduced", "short": "scaling matters"},
-                  {"id": "D1", "verdict": "reproduced", "short": "length"}]).to_csv(
-        results / "claims" / "claims.csv", index=False)  # fmt: skip
-    config = {"train": {"epochs": 2, "patience": 2},
-              "convergence": {"references": [str(tmp_path / "converged_scale")],
-                              "effects": EFFECTS}}  # fmt: skip
+        results / "tables" / "comparisons.csv", index=False
+    )
+    pd.DataFrame(
+        [
+            {"id": "D3", "verdict": "reproduced", "short": "scaling matters"},
+            {"id": "D1", "verdict": "reproduced", "short": "length"},
+        ]
+    ).to_csv(results / "claims" / "claims.csv", index=False)
+    config = {
+        "train": {"epochs": 2, "patience": 2},
+        "convergence": {"references": [str(tmp_path / "converged_scale")], "effects": EFFECTS},
+    }
     (tmp_path / "config.json").write_text(json.dumps(config))
     study = load(results, tmp_path / "config.json")
     facts = convergence.section(study)
     assert [row["claim"] for row in facts["moved"]] == ["D3"] and facts["not_run"] == ["D1"]
     assert facts["references"][0]["hit_cap"] == 1 and facts["references"][0]["commit"] == "abcdef1"
-    text = render.environment(ROOT / "paper" / "sections").get_template(
-        "convergence.tex").render(**common(study, [], []), **facts)  # fmt: skip
+    text = (
+        render.environment(ROOT / "paper" / "sections")
+        .get_template("convergence.tex")
+        .render(**common(study, [], []), **facts)
+    )
     assert r"moves from \emph{reproduced} to \emph{partly}" in text
     assert "(1 of 2 " in text and r"Appendix~\ref{app:convergence}" in text
-    details = render.environment(ROOT / "paper" / "sections").get_template(
-        "convergence_details.tex").render(**common(study, [], []), **facts)  # fmt: skip
+    details = (
+        render.environment(ROOT / "paper" / "sections")
+        .get_template("convergence_details.tex")
+        .render(**common(study, [], []), **facts)
+    )
     assert r"Table~\ref{tab:convergence-paths}" in details  # the references' table is there too
-    appendix = render.environment(ROOT / "paper" / "sections").get_template("paths.tex").render(
-        **common(study, [], []), **convergence.paths_appendix(study))  # fmt: skip
+    appendix = (
+        render.environment(ROOT / "paper" / "sections")
+        .get_template("paths.tex")
+        .render(**common(study, [], []), **convergence.paths_appendix(study))
+    )
     assert r"\label{app:paths}" in appendix and "this build & 2 & +12.00" in appendix
     assert r"\texttt{abcdef1} & -- & 2 (2) & 4 & 10, 2 & 1 & 1, 2, final\\" in details
     assert "no run in them was still improving by more than 1\\% of its validation loss" in text
     from softlookup.report.facts import back, front
 
     facts = {**back.threats(study), "still_improving": 3, "runs": 4}  # 2-epoch runs still improving
-    threats = " ".join(render.environment(ROOT / "paper" / "sections").get_template(
-        "threats.tex").render(**common(study, [], []), **facts).split())  # fmt: skip
-    assert ("D3 moves in at least one reference (Table~\\ref{tab:convergence}): at this budget its"
-            " verdict is not the verdict of longer training there.") in threats
+    threats = " ".join(
+        render.environment(ROOT / "paper" / "sections")
+        .get_template("threats.tex")
+        .render(**common(study, [], []), **facts)
+        .split()
+    )
+    assert (
+        "D3 moves in at least one reference (Table~\\ref{tab:convergence}): at this budget its"
+        " verdict is not the verdict of longer training there."
+    ) in threats
     assert "No reference trains the variants of D1, judged at this budget only." in threats
     assert "keeps its verdict" not in threats and "keep their verdicts" not in threats
     facts = {**back.discussion(study), "still_improving": 3, "runs": 4}
-    discussion = " ".join(render.environment(ROOT / "paper" / "sections").get_template(
-        "discussion.tex").render(**common(study, [], []), **facts).split())  # fmt: skip
-    assert ("(3 of 4 runs were still improving when training stopped); trained to convergence"
-            " (Section~\\ref{sec:convergence}), D3 moves.") in discussion
+    discussion = " ".join(
+        render.environment(ROOT / "paper" / "sections")
+        .get_template("discussion.tex")
+        .render(**common(study, [], []), **facts)
+        .split()
+    )
+    assert (
+        "(3 of 4 runs were still improving when training stopped); trained to convergence"
+        " (Section~\\ref{sec:convergence}), D3 moves."
+    ) in discussion
 
     unconverged = convergence.section(study)
     unconverged["references"][0]["still_improving"] = ["a-s1"]
-    text = " ".join(render.environment(ROOT / "paper" / "sections").get_template(
-        "convergence.tex").render(**common(study, [], []), **unconverged).split())  # fmt: skip
-    assert ("s1} was still improving by more than 1\\% of validation loss at the last epoch, so"
-            " not converged.") in text and "no run in them" not in text
+    text = " ".join(
+        render.environment(ROOT / "paper" / "sections")
+        .get_template("convergence.tex")
+        .render(**common(study, [], []), **unconverged)
+        .split()
+    )
+    assert (
+        "s1} was still improving by more than 1\\% of validation loss at the last epoch, so"
+        " not converged."
+    ) in text and "no run in them" not in text
 
     summary = front.abstract(study)
     budget = summary["convergence"]
-    assert [(row["claim"], row["verdict"], row["converged"], row["corpus"])
-            for row in budget["moved"]] == [("D3", "reproduced", "partly", "")]  # fmt: skip
+    assert [
+        (row["claim"], row["verdict"], row["converged"], row["corpus"]) for row in budget["moved"]
+    ] == [("D3", "reproduced", "partly", "")]
     assert budget["held"] == [] and budget["not_run"] == ["D1"]
-    abstract = " ".join(render.environment(ROOT / "paper" / "sections").get_template(
-        "abstract.tex").render(**common(study, [], []), **summary).split())  # fmt: skip
-    assert ("no verdict of this build holds; that on D3 moves to \\emph{partly}; D1 is not yet"
-            " trained that long." in abstract)  # fmt: skip
+    abstract = " ".join(
+        render.environment(ROOT / "paper" / "sections")
+        .get_template("abstract.tex")
+        .render(**common(study, [], []), **summary)
+        .split()
+    )
+    assert (
+        "no verdict of this build holds; that on D3 moves to \\emph{partly}; D1 is not yet"
+        " trained that long." in abstract
+    )
     budget["moved"][0]["where"] = "Multi30k"  # a reference whose provenance names its corpus
-    abstract = " ".join(render.environment(ROOT / "paper" / "sections").get_template(
-        "abstract.tex").render(**common(study, [], []), **summary).split())  # fmt: skip
+    abstract = " ".join(
+        render.environment(ROOT / "paper" / "sections")
+        .get_template("abstract.tex")
+        .render(**common(study, [], []), **summary)
+        .split()
+    )
     assert "that on D3 moves to \\emph{partly} on Multi30k; D1 is not" in abstract
 
 
 def bucket_scores(variant, bleu_by_bucket, test_set, epoch="final"):
-    return [{"run": f"{variant}-s{seed}", "variant": variant, "seed": seed, "status": "ok",
-             "epoch": epoch, "test_set": test_set, "bucket": bucket, "metric": "bleu",
-             "value": bleu + seed, "ci_low": bleu - 2, "ci_high": bleu + 4}
-            for bucket, bleu in bleu_by_bucket.items() for seed in (1, 2)]  # fmt: skip
+    return [
+        {
+            "run": f"{variant}-s{seed}",
+            "variant": variant,
+            "seed": seed,
+            "status": "ok",
+            "epoch": epoch,
+            "test_set": test_set,
+            "bucket": bucket,
+            "metric": "bleu",
+            "value": bleu + seed,
+            "ci_low": bleu - 2,
+            "ci_high": bleu + 4,
+        }
+        for bucket, bleu in bleu_by_bucket.items()
+        for seed in (1, 2)
+    ]
 
 
 def test_the_length_curves_come_from_every_study_that_scores_d1(tmp_path):
@@ -243,25 +379,37 @@ def test_the_length_curves_come_from_every_study_that_scores_d1(tmp_path):
     pooled, here and in a reference on its own test set; a reference without scores adds none."""
     from softlookup.report.study import load
 
-    pair = {"comparison": "d1", "system_a": "none", "system_b": "additive", "bucket": "all",
-            "metric": "bleu", "epoch": "final"}  # fmt: skip
+    pair = {
+        "comparison": "d1",
+        "system_a": "none",
+        "system_b": "additive",
+        "bucket": "all",
+        "metric": "bleu",
+        "epoch": "final",
+    }
     results = tmp_path / "results"
     (results / "tables").mkdir(parents=True)
     pd.DataFrame([{**pair, "test_set": "test_long"}]).to_csv(
-        results / "tables" / "comparisons.csv", index=False)  # fmt: skip
-    pd.DataFrame(bucket_scores("none", {"1-10": 10, ">60": 1}, "test_long")
-                 + bucket_scores("additive", {"1-10": 20, ">60": 5}, "test_long")
-                 + bucket_scores("additive", {"1-10": 99}, "test_long", epoch="1")
-                 + bucket_scores("other", {"1-10": 50}, "test_long")).to_csv(
-        results / "tables" / "scores.csv", index=False)  # fmt: skip
+        results / "tables" / "comparisons.csv", index=False
+    )
+    pd.DataFrame(
+        bucket_scores("none", {"1-10": 10, ">60": 1}, "test_long")
+        + bucket_scores("additive", {"1-10": 20, ">60": 5}, "test_long")
+        + bucket_scores("additive", {"1-10": 99}, "test_long", epoch="1")
+        + bucket_scores("other", {"1-10": 50}, "test_long")
+    ).to_csv(results / "tables" / "scores.csv", index=False)
     claims, training = [{"id": "D1", "verdict": "partly"}], training_log("none-s1", [3.0], cap=1)
     write_reference(tmp_path / "long", claims, [{**pair, "test_set": "test_europarl"}], training)
     pd.DataFrame(bucket_scores("additive", {"1-10": 30, ">60": 12}, "test_europarl")).to_csv(
-        tmp_path / "long" / "scores.csv", index=False)  # fmt: skip
+        tmp_path / "long" / "scores.csv", index=False
+    )
     long = convergence.read_reference(tmp_path / "long")
     bare = write_reference(tmp_path / "bare", claims, [{**pair, "test_set": "test_long"}], training)
-    config = {"convergence": {"effects": {"D1": [{"comparison": "d1", "bucket": ">60",
-                                                   "metric": "bleu_share"}]}}}  # fmt: skip
+    config = {
+        "convergence": {
+            "effects": {"D1": [{"comparison": "d1", "bucket": ">60", "metric": "bleu_share"}]}
+        }
+    }
     (tmp_path / "config.json").write_text(json.dumps(config))
     curves = convergence.length_curves(load(results, tmp_path / "config.json"), [long, bare])
     here = curves[curves.study == "this build"].set_index(["variant", "bucket"])
@@ -280,11 +428,17 @@ def test_the_default_config_reads_committed_references_that_decide_its_claims():
     import yaml
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    references = [convergence.read_reference(ROOT / folder)
-                  for folder in config["convergence"]["references"]]  # fmt: skip
-    deciding = {ref.name: [claim for claim in config["convergence"]["effects"]
-                           if convergence.deciding_verdicts(claim, [ref])]
-                for ref in references}  # fmt: skip
+    references = [
+        convergence.read_reference(ROOT / folder) for folder in config["convergence"]["references"]
+    ]
+    deciding = {
+        ref.name: [
+            claim
+            for claim in config["convergence"]["effects"]
+            if convergence.deciding_verdicts(claim, [ref])
+        ]
+        for ref in references
+    }
     assert deciding["converged_recurrent"] == ["D1", "D2"] and deciding["long"] == ["D1"]
     assert deciding["converged_scale"] == ["D3"] and deciding["converged_heads"] == ["D5"]
     long = next(ref for ref in references if ref.name == "long")
@@ -294,10 +448,18 @@ def test_the_default_config_reads_committed_references_that_decide_its_claims():
 def seed_part(tmp_path, name, seed_deltas, se_sentence):
     """A reference folder of one part of a study: the comparison d5 on the given seeds."""
     mean = sum(seed_deltas.values()) / len(seed_deltas)
-    row = {**comparison_rows("d5", {"final": mean})[0], "seeds": len(seed_deltas),
-           "seed_deltas": json.dumps(seed_deltas), "se_sentence": se_sentence}  # fmt: skip
-    return write_reference(tmp_path / name, claims=[{"id": "D5", "verdict": "partly"}],
-                           comparisons=[row], training=training_log("a-s1", [3.0], cap=1))
+    row = {
+        **comparison_rows("d5", {"final": mean})[0],
+        "seeds": len(seed_deltas),
+        "seed_deltas": json.dumps(seed_deltas),
+        "se_sentence": se_sentence,
+    }
+    return write_reference(
+        tmp_path / name,
+        claims=[{"id": "D5", "verdict": "partly"}],
+        comparisons=[row],
+        training=training_log("a-s1", [3.0], cap=1),
+    )
 
 
 def test_a_study_trained_in_parts_reads_all_its_seeds_together(tmp_path):

@@ -216,12 +216,15 @@ def test_missing_mirror_file_and_unknown_names_fail_clearly(tmp_path):
         sources.fetch("multi30k", "nope.gz", tmp_path / "x", mirror())
 
 
-@pytest.mark.parametrize("case, corpus, name, expected", [
-    ("checksum", "multi30k", "val.en.gz", "sha256 mismatch for multi30k/val.en.gz"),
-    ("missing file", "multi30k", "test_2017_flickr.en.gz", "has no multi30k/test_2017_flickr"),
-    ("unreachable URL", "multi30k", "val.en.gz", "cannot download multi30k/val.en.gz"),
-    ("unknown corpus", "multi31k", "val.en.gz", "unknown corpus 'multi31k'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "case, corpus, name, expected",
+    [
+        ("checksum", "multi30k", "val.en.gz", "sha256 mismatch for multi30k/val.en.gz"),
+        ("missing file", "multi30k", "test_2017_flickr.en.gz", "has no multi30k/test_2017_flickr"),
+        ("unreachable URL", "multi30k", "val.en.gz", "cannot download multi30k/val.en.gz"),
+        ("unknown corpus", "multi31k", "val.en.gz", "unknown corpus 'multi31k'"),
+    ],
+)
 def test_an_expected_fetch_error_is_one_line_without_traceback(
     tmp_path, monkeypatch, capsys, case, corpus, name, expected
 ):
@@ -243,8 +246,13 @@ def test_a_failed_fetch_is_the_workflows_last_word_with_its_rule_and_log(tmp_pat
     and the log's one line, right above Snakemake's own closing lines (issue 25, case 4)."""
     workdir = project_sources(tmp_path / "work")
     targets = [f"resources/corpora/multi30k/{name}" for name in ("val.en.gz", "val.de.gz")]
-    result = snakemake(workdir, *targets, "--configfile", "config/test.yaml",
-                       env={sources.MIRROR_ENV: str(corrupted_mirror(tmp_path))})
+    result = snakemake(
+        workdir,
+        *targets,
+        "--configfile",
+        "config/test.yaml",
+        env={sources.MIRROR_ENV: str(corrupted_mirror(tmp_path))},
+    )
     assert result.returncode != 0
     log = "results/logs/fetch/multi30k/val.en.gz.log"
     written = (workdir / log).read_text().splitlines()
@@ -255,10 +263,11 @@ def test_a_failed_fetch_is_the_workflows_last_word_with_its_rule_and_log(tmp_pat
     last = max(i for i, line in enumerate(lines) if line.startswith("failed: "))
     assert lines[last] == f"failed: rule fetch_corpus_file, log {log}: {written[0]}"
     closing = ("Complete log(s): ", "Elapsed time: ", "WorkflowError:", "At least one job")
-    assert all(line.startswith(closing) for line in lines[last + 1:]), lines[last:]
+    assert all(line.startswith(closing) for line in lines[last + 1 :]), lines[last:]
 
 
 # --- a relative mirror means the same place everywhere (issue 37, item 2) --------------------------
+
 
 def test_a_relative_mirror_is_joined_to_the_directory_it_was_given_in(tmp_path, monkeypatch):
     monkeypatch.setenv(sources.MIRROR_ENV, "../shared/corpora")
@@ -286,10 +295,23 @@ def test_a_relative_mirror_given_to_make_serves_a_build_in_runs(tmp_path):
     def make_paper(relative_mirror: str) -> subprocess.CompletedProcess:
         """Only the fetch jobs (--until), with a stand-in .venv and TeX (-o tex)."""
         return subprocess.run(
-            ["make", "-s", "paper", "RUN=small", "CONFIG=config/test.yaml", f"VENV={venv}",
-             "-o", "tex", "SNAKEMAKE_ARGS=--until fetch_corpus_file --cores 1"],
-            cwd=clone, env={**os.environ, sources.MIRROR_ENV: relative_mirror},
-            capture_output=True, text=True, check=False)
+            [
+                "make",
+                "-s",
+                "paper",
+                "RUN=small",
+                "CONFIG=config/test.yaml",
+                f"VENV={venv}",
+                "-o",
+                "tex",
+                "SNAKEMAKE_ARGS=--until fetch_corpus_file --cores 1",
+            ],
+            cwd=clone,
+            env={**os.environ, sources.MIRROR_ENV: relative_mirror},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
 
     made = make_paper("../shared/corpora")
     assert made.returncode == 0, made.stdout[-3000:] + made.stderr[-3000:]
@@ -303,15 +325,22 @@ def test_a_relative_mirror_given_to_make_serves_a_build_in_runs(tmp_path):
     failed = [line for line in made.stderr.splitlines() if line.startswith("failed: ")]
     assert failed and all(
         f"mirror {clone}/../corpora has no multi30k/" in line
-        and f"(looked for {tmp_path}/corpora/multi30k/" in line for line in failed), failed
+        and f"(looked for {tmp_path}/corpora/multi30k/" in line
+        for line in failed
+    ), failed
 
 
 def test_a_snakemake_started_by_a_test_finds_the_mirror_from_a_temporary_directory(tmp_path):
     """As test_workflow.py hands the session's mirror to Snakemake in a temporary directory."""
     workdir = project_sources(tmp_path / "work")
     fetched = "resources/corpora/multi30k/val.de.gz"
-    result = snakemake(workdir, fetched, "--configfile", "config/test.yaml",
-                       env={sources.MIRROR_ENV: str(mirror())})
+    result = snakemake(
+        workdir,
+        fetched,
+        "--configfile",
+        "config/test.yaml",
+        env={sources.MIRROR_ENV: str(mirror())},
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert (workdir / fetched).stat().st_size > 0
 
@@ -321,12 +350,26 @@ def test_make_test_with_the_readmes_relative_mirror(tmp_path):
     the tests the mirror as meant there, not in their temporary directories."""
     relative = os.path.relpath(mirror(), ROOT)
     test = "tests/test_data.py::" + (
-        "test_a_snakemake_started_by_a_test_finds_the_mirror_from_a_temporary_directory")
+        "test_a_snakemake_started_by_a_test_finds_the_mirror_from_a_temporary_directory"
+    )
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test,
-         "--basetemp", str(tmp_path / "inner")],
-        cwd=ROOT, env={**os.environ, sources.MIRROR_ENV: relative},
-        capture_output=True, text=True, check=False)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            test,
+            "--basetemp",
+            str(tmp_path / "inner"),
+        ],
+        cwd=ROOT,
+        env={**os.environ, sources.MIRROR_ENV: relative},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout[-3000:]
     assert "1 passed" in result.stdout
 
@@ -461,14 +504,30 @@ def test_the_long_studys_europarl_subset_has_its_measured_counts(tmp_path):
     update_config(config, yaml.safe_load((ROOT / "config" / "long.yaml").read_text()))
     data = drop_removed(config)["data"]
     archive = mirror() / data["corpus"] / data["archive"]
-    command = [sys.executable, "-m", "softlookup.data.prepare", "--archive", str(archive),
-               "--out-dir", str(tmp_path), "--src", data["src"], "--tgt", data["tgt"],
-               "--splits", *[f"{split}={days}" for split, days in data["splits"].items()],
-               "--bucket-edges", *map(str, config["evaluate"]["bucket_edges"])]
+    command = [
+        sys.executable,
+        "-m",
+        "softlookup.data.prepare",
+        "--archive",
+        str(archive),
+        "--out-dir",
+        str(tmp_path),
+        "--src",
+        data["src"],
+        "--tgt",
+        data["tgt"],
+        "--splits",
+        *[f"{split}={days}" for split, days in data["splits"].items()],
+        "--bucket-edges",
+        *map(str, config["evaluate"]["bucket_edges"]),
+    ]
     subprocess.run(command, check=True, capture_output=True, text=True)
     splits = json.loads((tmp_path / "manifest.json").read_text())["splits"]
     assert {name: split["pairs"] for name, split in splits.items()} == {
-        "train": 13_489, "valid": 3_569, "test_europarl": 4_286}
+        "train": 13_489,
+        "valid": 3_569,
+        "test_europarl": 4_286,
+    }
     assert [splits[name]["days"] for name in splits] == [7, 2, 2]
     test = splits["test_europarl"]
     assert test["examples"] == test["pairs"]  # one sentence a line: nothing joined

@@ -68,8 +68,9 @@ def panels(fig):
 
 def series(ax):
     """The lines of a panel that are a series: those drawn with a marker."""
-    return [line for line in ax.get_lines() if line.get_marker() not in CAPS
-            and len(line.get_xdata())]  # fmt: skip
+    return [
+        line for line in ax.get_lines() if line.get_marker() not in CAPS and len(line.get_xdata())
+    ]
 
 
 def test_the_default_papers_text_width_is_the_figures_width():
@@ -89,15 +90,21 @@ def test_a_figure_is_drawn_at_the_printed_width_and_nothing_leaves_it(figure):
 
 
 def test_every_text_is_at_least_7_pt(figure):
-    small = {(t.get_text(), t.get_fontsize()) for t in figure.findobj(Text)
-             if t.get_visible() and t.get_text().strip() and t.get_fontsize() < style.MIN_FONT}  # fmt: skip
+    small = {
+        (t.get_text(), t.get_fontsize())
+        for t in figure.findobj(Text)
+        if t.get_visible() and t.get_text().strip() and t.get_fontsize() < style.MIN_FONT
+    }
     assert not small
 
 
 def test_legends_sit_outside_the_data(figure):
     renderer = figure.canvas.get_renderer()
-    legends = [*figure.legends, *(sub_legend for sub in figure.subfigs for sub_legend in sub.legends),
-               *(ax.get_legend() for ax in figure.get_axes() if ax.get_legend())]  # fmt: skip
+    legends = [
+        *figure.legends,
+        *(sub_legend for sub in figure.subfigs for sub_legend in sub.legends),
+        *(ax.get_legend() for ax in figure.get_axes() if ax.get_legend()),
+    ]
     for legend in legends:
         box = legend.get_window_extent(renderer)
         for ax in panels(figure):
@@ -116,15 +123,25 @@ def test_every_labelled_x_position_has_data_and_a_panel_two(figure):
         lines = series(ax)
         if not lines:
             continue  # a heatmap, or a panel that says it has no data
-        xs = sorted({round(float(x)) if ax.get_xscale() == "linear" else float(x)
-                     for line in lines for x in line.get_xdata()})  # fmt: skip
+        xs = sorted(
+            {
+                round(float(x)) if ax.get_xscale() == "linear" else float(x)
+                for line in lines
+                for x in line.get_xdata()
+            }
+        )
         assert len(xs) >= 2, ax.get_title()
         low, high = sorted(ax.get_xlim())
-        labelled = [tick.get_position()[0] for tick in ax.get_xticklabels()
-                    if tick.get_text() and low <= tick.get_position()[0] <= high]  # fmt: skip
+        labelled = [
+            tick.get_position()[0]
+            for tick in ax.get_xticklabels()
+            if tick.get_text() and low <= tick.get_position()[0] <= high
+        ]
         for x in labelled:
             assert any(abs(x - seen) <= 0.5 or abs(x - seen) <= 0.01 * abs(x) for seen in xs), (
-                ax.get_title(), x)
+                ax.get_title(),
+                x,
+            )
 
 
 def test_a_series_too_many_is_an_error_naming_them():
@@ -136,8 +153,9 @@ def test_the_bleu_by_length_panels_hold_only_the_buckets_their_test_set_fills(st
     style.setup()
     fig = scores.draw(study, "bleu_by_length")
     flickr = [ax for ax in fig.get_axes() if ax.get_title().endswith("test_2016_flickr")]
-    assert flickr and all([t.get_text() for t in ax.get_xticklabels()] == ["1-10", "11-15", "16-20"]
-                          for ax in flickr)  # fmt: skip
+    assert flickr and all(
+        [t.get_text() for t in ax.get_xticklabels()] == ["1-10", "11-15", "16-20"] for ax in flickr
+    )
 
 
 def test_the_cost_figure_names_backends_for_a_reader_and_facets_devices(study):
@@ -178,8 +196,12 @@ def test_the_seed_variance_figure_draws_each_familys_seed_sds_and_pooled_sd(stud
     assert "GRU, 2 epochs on test_2016_flickr\nBartlett p = 0.689, pooled" in titles
     gru = next(ax for ax in axes if ax.get_title().startswith("GRU"))
     assert gru.get_xlabel() == "variant of GRU"
-    assert [t.get_text() for t in gru.get_xticklabels()] == ["additive", "dot", "general",
-                                                             "scaled dot"]  # fmt: skip
+    assert [t.get_text() for t in gru.get_xticklabels()] == [
+        "additive",
+        "dot",
+        "general",
+        "scaled dot",
+    ]
 
 
 def test_a_family_whose_test_rejects_pooling_says_so_in_its_title(study):
@@ -194,23 +216,36 @@ def test_a_family_whose_test_rejects_pooling_says_so_in_its_title(study):
 
 def test_a_panels_variants_are_named_by_what_each_adds_to_their_shared_label():
     shared, own = labels.own_parts(["T, 1+1 layers", "T, 1+1 layers, 8 heads"])
-    assert shared == "T, 1+1 layers" and own == {"T, 1+1 layers": "base model",
-                                                 "T, 1+1 layers, 8 heads": "8 heads"}  # fmt: skip
+    assert shared == "T, 1+1 layers" and own == {
+        "T, 1+1 layers": "base model",
+        "T, 1+1 layers, 8 heads": "8 heads",
+    }
     assert labels.own_parts(["GRU, dot", "T"]) == ("", {"GRU, dot": "GRU, dot", "T": "T"})
     assert labels.run_family_label("gru, 10 epochs + transformer, 2 epochs") == (
-        "GRU, 10 epochs + Transformer, 2 epochs")  # fmt: skip
+        "GRU, 10 epochs + Transformer, 2 epochs"
+    )
 
 
 def one_seed(table: pd.DataFrame) -> pd.DataFrame:
     """The table as compare writes it when every variant has one seed: no SD, no pooled SD."""
-    return table.assign(seeds=1, seed_sd=float("nan"), pooled_sd=float("nan"), pooled_df=0,
-                        bartlett_statistic=float("nan"), bartlett_p=float("nan"), pooled=True)  # fmt: skip
+    return table.assign(
+        seeds=1,
+        seed_sd=float("nan"),
+        pooled_sd=float("nan"),
+        pooled_df=0,
+        bartlett_statistic=float("nan"),
+        bartlett_p=float("nan"),
+        pooled=True,
+    )
 
 
 @pytest.mark.parametrize("case", ["missing", "empty", "one seed"])
 def test_the_seed_variance_figure_without_a_seed_sd_says_so_and_draws_no_panel(study, case):
-    table = {"missing": pd.DataFrame(), "empty": pd.DataFrame(columns=SEED_VARIANCE_COLUMNS),
-             "one seed": one_seed(study.seed_variance)}[case]  # fmt: skip
+    table = {
+        "missing": pd.DataFrame(),
+        "empty": pd.DataFrame(columns=SEED_VARIANCE_COLUMNS),
+        "one seed": one_seed(study.seed_variance),
+    }[case]
     empty = dataclasses.replace(study, seed_variance=table)
     assert not pooling.panels(empty)
     style.setup()

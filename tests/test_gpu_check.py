@@ -24,8 +24,12 @@ def dry_run(tmp_path_factory):
     env = {**os.environ, "GPU_CHECK_PYTHON": sys.executable, "OUT": str(brought_back)}
     done = subprocess.run(
         [str(ROOT / "scripts" / "gpu_check.sh"), "--dry", "--out", str(out)],
-        env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     return out, done, brought_back
 
 
@@ -37,9 +41,7 @@ def test_every_part_succeeds_in_order(dry_run):
     }
     assert done.returncode == 0, (done.stdout[-3000:], logs)
     assert set(parts.part[:3]) == {"environment", "warmup", "parity"}  # parity beside warm-up
-    assert list(parts.part[3:]) == [
-        "attention", "summary", "decode", "train_lengths", "train_step"
-    ]  # fmt: skip
+    assert list(parts.part[3:]) == ["attention", "summary", "decode", "train_lengths", "train_step"]
     assert (parts.exit.astype(str) == "0").all()
     assert "triton" in (out / "environment.log").read_text()
 
@@ -57,8 +59,10 @@ def test_attention_rows_measure_ours_and_check_gradients(dry_run):
     assert list(rows.seq_len.drop_duplicates()) == [24, 17]  # longest first
     ours = rows[rows.backend.isin(["triton", "triton_atomic"])]
     assert (ours.status == "ok").all() and set(ours["pass"]) == {
-        "forward", "backward", "forward_backward"
-    }  # fmt: skip
+        "forward",
+        "backward",
+        "forward_backward",
+    }
     assert ours.max_abs_err.max() < 1e-5
     # every timed row's gradients checked at its own shape, so with the tiles it timed
     assert ours.max_abs_grad_err.notna().all() and ours.max_abs_grad_err.max() < 1e-5
@@ -99,8 +103,11 @@ def test_decode_and_training_steps(dry_run):
     assert (steps.autocast == "bf16").all()  # the GPU's mixed-precision path, on CPU
     lengths = pd.read_csv(out / "train_step_lengths_cpu.csv")  # D6's rows, longest length first
     assert list(zip(lengths.sentence_tokens, lengths.variant, strict=True)) == [
-        (8, "gru_additive"), (8, "transformer"), (4, "gru_additive"), (4, "transformer")
-    ]  # fmt: skip
+        (8, "gru_additive"),
+        (8, "transformer"),
+        (4, "gru_additive"),
+        (4, "transformer"),
+    ]
     assert (lengths.status == "ok").all() and (lengths.samples == 1).all()
 
 

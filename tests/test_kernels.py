@@ -397,8 +397,9 @@ def test_decode_single_query_and_value_dim(num_splits):
     mask = padding_mask(2, 45, TRITON_DEVICE)
     got = decode_attention(q, k, v, causal=True, key_padding_mask=mask, num_splits=num_splits)
     assert got.dtype == torch.float16 and got.shape == (2, 2, 1, 20)
-    expected = reference_attention(q.float(), k.float(), v.float(), causal=True,
-                                   key_padding_mask=mask)  # fmt: skip
+    expected = reference_attention(
+        q.float(), k.float(), v.float(), causal=True, key_padding_mask=mask
+    )
     plain = reference_attention(q, k, v, causal=True, key_padding_mask=mask)
     assert max_error([got], [expected]) <= 2 * max_error([plain], [expected]) + 1e-3
     assert torch.all(got[1] == 0)  # every key padded
@@ -446,8 +447,11 @@ def test_autotune_key_includes_the_grid(monkeypatch):
     does not pick the tiles that a many-head benchmark row then times."""
     from softlookup.kernels.triton import tiles
 
-    tuners = {"fwd": tiles.attn_fwd_tuned, "dkdv": tiles.attn_bwd_dkdv_tuned,
-              "dq": tiles.attn_bwd_dq_tuned}  # fmt: skip
+    tuners = {
+        "fwd": tiles.attn_fwd_tuned,
+        "dkdv": tiles.attn_bwd_dkdv_tuned,
+        "dq": tiles.attn_bwd_dq_tuned,
+    }
     keys = {name: [] for name in tuners}
     for name, tuner in tuners.items():
 

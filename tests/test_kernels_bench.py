@@ -19,12 +19,35 @@ def read_rows(path):
 @pytest.fixture(scope="module")
 def bench_csvs(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
-    main([
-        "--device", "cpu", "--out", str(out / "attention.csv"),
-        "--decode-out", str(out / "decode.csv"), "--seq-lens", "32", "48", "--head-dims", "16",
-        "--tokens", "64", "--model-dim", "32", "--repeats", "3", "--naive-max-len", "32",
-        "--decode-prompt-len", "24", "--decode-new-tokens", "5", "--grad-check", "--cuda-graphs",
-    ])  # fmt: skip
+    main(
+        [
+            "--device",
+            "cpu",
+            "--out",
+            str(out / "attention.csv"),
+            "--decode-out",
+            str(out / "decode.csv"),
+            "--seq-lens",
+            "32",
+            "48",
+            "--head-dims",
+            "16",
+            "--tokens",
+            "64",
+            "--model-dim",
+            "32",
+            "--repeats",
+            "3",
+            "--naive-max-len",
+            "32",
+            "--decode-prompt-len",
+            "24",
+            "--decode-new-tokens",
+            "5",
+            "--grad-check",
+            "--cuda-graphs",
+        ]
+    )
     return read_rows(out / "attention.csv"), read_rows(out / "decode.csv")
 
 
@@ -68,8 +91,9 @@ def test_every_row_is_a_count_of_samples_with_its_spread(bench_csvs):
         assert float(row["time_p20_ms"]) <= float(row["time_ms"]) <= float(row["time_p80_ms"])
     cached = [r for r in decode if r["status"] == "ok"]
     assert cached and {r["samples"] for r in cached} == {"3"}
-    assert all(float(r["total_p20_ms"]) <= float(r["total_ms"]) <= float(r["total_p80_ms"])
-               for r in cached)  # fmt: skip
+    assert all(
+        float(r["total_p20_ms"]) <= float(r["total_ms"]) <= float(r["total_p80_ms"]) for r in cached
+    )
 
 
 def test_checks_come_after_the_timing_at_the_timed_shape(monkeypatch):
@@ -91,8 +115,11 @@ def test_checks_come_after_the_timing_at_the_timed_shape(monkeypatch):
     monkeypatch.setattr(kernels, "attention", recording_attention)
     monkeypatch.setattr(kernels, "time_samples", recording_time)
     setting = kernels.Setting(2, 3, 20, 8, "float32", causal=True)
-    rows = list(kernels.measure_attention(setting, "torch_sdpa", torch.device("cpu"), 2, 64,
-                                          grad_check=True))  # fmt: skip
+    rows = list(
+        kernels.measure_attention(
+            setting, "torch_sdpa", torch.device("cpu"), 2, 64, grad_check=True
+        )
+    )
     assert [r["status"] for r in rows] == ["ok"] * 3
     assert all(r["max_abs_grad_err"] <= 1e-5 for r in rows)
     order = [backend for backend, _ in calls]
@@ -115,9 +142,11 @@ def test_naive_saves_the_score_table_for_backward(bench_csvs):
     saved = {
         r["backend"]: float(r["saved_for_backward_mib"])
         for r in rows
-        if r["pass"] == "forward_backward" and r["status"] == "ok" and r["causal"] == "False"
+        if r["pass"] == "forward_backward"
+        and r["status"] == "ok"
+        and r["causal"] == "False"
         and r["seq_len"] == "32"
-    }  # fmt: skip
+    }
     table_mib = 2 * 2 * 32 * 32 * 4 / 2**20  # B=2, H=2, N=32, fp32
     assert saved["naive"] >= table_mib > 0
     assert saved["naive"] > saved["torch_sdpa"]
@@ -139,8 +168,9 @@ def test_decode_csv_cache_matches_recompute(bench_csvs):
     assert {r["cuda_graph"] for r in rows} == {"False"}  # --cuda-graphs: nothing to graph on CPU
 
 
-@pytest.mark.parametrize(("backend", "masked"), [("torch_sdpa", True), ("torch_sdpa_unmasked",
-                                                                           False)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("backend", "masked"), [("torch_sdpa", True), ("torch_sdpa_unmasked", False)]
+)
 def test_unmasked_decode_gives_torch_one_query_without_a_mask(monkeypatch, backend, masked):
     """torch's best one-query path: SDPA without an explicit mask (so its flash kernel may run);
     same outputs as recomputing the causal attention."""
@@ -155,8 +185,9 @@ def test_unmasked_decode_gives_torch_one_query_without_a_mask(monkeypatch, backe
         return real(q, k, v, attn_mask=attn_mask, **kwargs)
 
     monkeypatch.setattr(torch_sdpa.F, "scaled_dot_product_attention", recording)
-    q, k, v = (torch.randn(1, 2, 12, 16, generator=torch.Generator().manual_seed(s))
-               for s in range(3))  # fmt: skip
+    q, k, v = (
+        torch.randn(1, 2, 12, 16, generator=torch.Generator().manual_seed(s)) for s in range(3)
+    )
     with_cache, recompute = kernels.decode_step_functions(backend, q, k, v)
     for t in range(6, 12):
         torch.testing.assert_close(with_cache(t), recompute(t), atol=1e-6, rtol=1e-5)
@@ -177,9 +208,29 @@ def test_a_failing_backend_costs_only_its_own_rows(tmp_path, monkeypatch):
 
     monkeypatch.setattr(kernels, "backend_context", broken)
     out = tmp_path / "attention.csv"
-    main(["--device", "cpu", "--out", str(out), "--seq-lens", "16", "--head-dims", "8",
-          "--tokens", "16", "--model-dim", "8", "--repeats", "1", "--causal", "true",
-          "--backends", "torch_sdpa", "naive"])  # fmt: skip
+    main(
+        [
+            "--device",
+            "cpu",
+            "--out",
+            str(out),
+            "--seq-lens",
+            "16",
+            "--head-dims",
+            "8",
+            "--tokens",
+            "16",
+            "--model-dim",
+            "8",
+            "--repeats",
+            "1",
+            "--causal",
+            "true",
+            "--backends",
+            "torch_sdpa",
+            "naive",
+        ]
+    )
     _, rows = read_rows(out)
     assert (rows[0]["backend"], rows[0]["status"]) == ("torch_sdpa", "error")
     assert rows[0]["reason"] == "ValueError: refused"
@@ -193,14 +244,37 @@ def test_summary_compares_with_the_faster_library_kernel_of_each_setting():
 
     from softlookup.bench.summary import summarize
 
-    tflops = {(1024, "torch_sdpa"): 300.0, (1024, "torch_cudnn"): 500.0, (1024, "triton"): 400.0,
-              (2048, "torch_sdpa"): 300.0, (2048, "triton"): 450.0}  # fmt: skip
-    rows = pd.DataFrame([
-        {"head_dim": 64, "causal": False, "seq_len": n, "pass": "forward", "backend": backend,
-         "tflops": value, "status": "ok"}
-        for (n, backend), value in tflops.items()
-    ] + [{"head_dim": 64, "causal": False, "seq_len": 2048, "pass": "forward",
-          "backend": "torch_cudnn", "status": "skipped"}])  # fmt: skip
+    tflops = {
+        (1024, "torch_sdpa"): 300.0,
+        (1024, "torch_cudnn"): 500.0,
+        (1024, "triton"): 400.0,
+        (2048, "torch_sdpa"): 300.0,
+        (2048, "triton"): 450.0,
+    }
+    rows = pd.DataFrame(
+        [
+            {
+                "head_dim": 64,
+                "causal": False,
+                "seq_len": n,
+                "pass": "forward",
+                "backend": backend,
+                "tflops": value,
+                "status": "ok",
+            }
+            for (n, backend), value in tflops.items()
+        ]
+        + [
+            {
+                "head_dim": 64,
+                "causal": False,
+                "seq_len": 2048,
+                "pass": "forward",
+                "backend": "torch_cudnn",
+                "status": "skipped",
+            }
+        ]
+    )
     table = summarize(rows).set_index(["seq_len", "backend"])
     assert table.loc[(1024, "triton"), "ratio_to_best_library"] == pytest.approx(0.8)
     assert table.loc[(1024, "triton"), "ratio_to_sdpa"] == pytest.approx(4 / 3)

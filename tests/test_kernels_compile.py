@@ -68,13 +68,17 @@ def test_each_input_class_gets_its_own_tiles(autotune):
 
     chosen = run_uninterpreted(PRUNE_SCRIPT, SOFTLOOKUP_AUTOTUNE=autotune)
     for name, tiles in (
-        ("fwd", FWD_TILES), ("dkdv", DKDV_TILES), ("dkdv_atomic", DKDV_ATOMIC_TILES),
+        ("fwd", FWD_TILES),
+        ("dkdv", DKDV_TILES),
+        ("dkdv_atomic", DKDV_ATOMIC_TILES),
         ("dq", DQ_TILES),
-    ):  # fmt: skip
+    ):
         for dtype, head_dim, cls in (
-            ("torch.bfloat16", 64, "16bit_d64"), ("torch.bfloat16", 128, "16bit_d128"),
-            ("torch.float16", 256, "16bit_d256"), ("torch.float32", 128, "fp32"),
-        ):  # fmt: skip
+            ("torch.bfloat16", 64, "16bit_d64"),
+            ("torch.bfloat16", 128, "16bit_d128"),
+            ("torch.float16", 256, "16bit_d256"),
+            ("torch.float32", 128, "fp32"),
+        ):
             expected = tiles[cls] if autotune == "1" else tiles[cls][:1]
             assert chosen[f"{name} {dtype} {head_dim}"] == [list(t) for t in expected]
 
@@ -90,11 +94,23 @@ def test_default_tiles_compile_for_sm90_without_spills():
     )
 
     def job(kernel, tile, dtype="bf16", head_dim=128, atomic=False):
-        return dict(zip(
-            ("kernel", "atomic_dq", "input_class", "dtype", "head_dim", "block_m", "block_n",
-             "warps", "stages"),
-            (kernel, atomic, "", dtype, head_dim, *tile), strict=True,
-        ))  # fmt: skip
+        return dict(
+            zip(
+                (
+                    "kernel",
+                    "atomic_dq",
+                    "input_class",
+                    "dtype",
+                    "head_dim",
+                    "block_m",
+                    "block_n",
+                    "warps",
+                    "stages",
+                ),
+                (kernel, atomic, "", dtype, head_dim, *tile),
+                strict=True,
+            )
+        )
 
     jobs = [
         job("attn_fwd", FWD_TILES["16bit_d128"][0]),
@@ -118,8 +134,17 @@ def test_measured_table_covers_every_tile_and_shows_no_spill():
 
     table = pd.read_csv(ROOT / "benchmarks" / "ptxas_sm90.csv")
     assert list(table.columns) == COLUMNS
-    keys = ["kernel", "atomic_dq", "input_class", "dtype", "head_dim", "block_m", "block_n",
-            "warps", "stages"]  # fmt: skip
+    keys = [
+        "kernel",
+        "atomic_dq",
+        "input_class",
+        "dtype",
+        "head_dim",
+        "block_m",
+        "block_n",
+        "warps",
+        "stages",
+    ]
     measured = set(table[keys].itertuples(index=False, name=None))
     wanted = {tuple(job[k] for k in keys) for job in jobs()}
     assert wanted == measured, (
@@ -138,8 +163,17 @@ def test_the_device_triton_version_shows_no_spill_either():
 
     table = pd.read_csv(ROOT / "benchmarks" / "ptxas_sm90_triton3.6.csv")
     assert (table.triton == "3.6.0").all()
-    keys = ["kernel", "atomic_dq", "input_class", "dtype", "head_dim", "block_m", "block_n",
-            "warps", "stages"]  # fmt: skip
+    keys = [
+        "kernel",
+        "atomic_dq",
+        "input_class",
+        "dtype",
+        "head_dim",
+        "block_m",
+        "block_n",
+        "warps",
+        "stages",
+    ]
     wanted = {tuple(job[k] for k in keys) for job in jobs() if job["input_class"] != "fp32"}
     rows = table[[tuple(r) in wanted for r in table[keys].itertuples(index=False, name=None)]]
     assert len(rows) == len(wanted)

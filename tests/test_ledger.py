@@ -52,7 +52,7 @@ CONTRACT_COLUMNS = [
     "rule",
     "outputs",
     "config_hash",
-]  # fmt: skip  (CONTRACT.md item 6; the environment's columns follow)
+]  # (CONTRACT.md item 6; the environment's columns follow)
 
 
 def fixture_evidence(root: Path) -> Evidence:
@@ -196,15 +196,24 @@ def test_cli_writes_claims_and_checks_csv(tmp_path):
     out = tmp_path / "claims"
     main(
         [
-            "--claims", str(DATA / "claims_fixture.yaml"),
-            "--probes", *map(str, evidence.probes.values()),
-            "--scores", str(DATA / "claims_scores.csv"),
-            "--comparisons", str(DATA / "claims_comparisons.csv"),
-            "--training", str(DATA / "claims_training.csv"),
-            "--bench", *map(str, evidence.bench),
-            "--out", str(out / "claims.csv"), "--out-checks", str(out / "checks.csv"),
+            "--claims",
+            str(DATA / "claims_fixture.yaml"),
+            "--probes",
+            *map(str, evidence.probes.values()),
+            "--scores",
+            str(DATA / "claims_scores.csv"),
+            "--comparisons",
+            str(DATA / "claims_comparisons.csv"),
+            "--training",
+            str(DATA / "claims_training.csv"),
+            "--bench",
+            *map(str, evidence.bench),
+            "--out",
+            str(out / "claims.csv"),
+            "--out-checks",
+            str(out / "checks.csv"),
         ]
-    )  # fmt: skip
+    )
     wording.main(["--claims", str(out / "claims.csv"), "--checks", str(out / "checks.csv")])
     table = pd.read_csv(out / "claims.csv")
     assert list(table.id) == [f"T{i}" for i in range(1, 12)]
@@ -227,19 +236,23 @@ def test_holm_multiplies_the_ranked_p_values_and_never_lets_them_fall():
     assert adjusted["d"] != adjusted["d"]
     assert holm({"only": 0.03}) == {"only": 0.03}  # one test: the interval rule itself
 
+
 def test_a_clear_difference_has_a_small_p_value_not_zero():
     """D2's dot - additive at 2 epochs, -4.84 BLEU with se 0.49 (z ~ 9.9), printed p = 0 while
     the tail came from 1 + erf(-z), which cancels to 0 beyond z ~ 8.3."""
     assert 1e-24 < two_sided_p(-4.84, 0.49, math.inf) < 1e-21
-    assert two_sided_p(-4.84, 0.49, math.inf) == pytest.approx(math.erfc(4.84 / 0.49 / math.sqrt(2)))
-    assert two_sided_p(0.5, 0.3, math.inf) == pytest.approx(0.0956, abs=1e-4)  # the body is unchanged
+    assert two_sided_p(-4.84, 0.49, math.inf) == pytest.approx(
+        math.erfc(4.84 / 0.49 / math.sqrt(2))
+    )
+    assert two_sided_p(0.5, 0.3, math.inf) == pytest.approx(
+        0.0956, abs=1e-4
+    )  # the body is unchanged
     # a one-sided null (non-inferiority, margin 1): capped at 1 on the wrong side, never 0
     assert null_p(("non_inferior", 1.0), -4.84, 0.49) == 1.0
     assert 0 < null_p(("non_inferior", 1.0), 4.84, 0.49) < 1e-30
     # a sentence states it as smaller than a thousandth; the p_value column keeps it exact
     assert stated_p(two_sided_p(-4.84, 0.49, math.inf)) == "p < 0.001"
     assert stated_p(0.0434) == "p = 0.043" and stated_p(0.001) == "p = 0.001"
-
 
 
 # ---- the claims file's schema --------------------------------------------------------------------
@@ -256,23 +269,37 @@ def write_claims(tmp_path: Path, change) -> Path:
 @pytest.mark.parametrize(
     "change, message",
     [
-        (lambda d: d["claims"][1]["checks"][0].pop("tolerance"),
-         r"claim T2, check 1: .*'tolerance' is a required property"),
-        (lambda d: d["claims"][6]["checks"][0].pop("margin"),
-         r"claim T7, check 1: 'margin' is a required property"),
+        (
+            lambda d: d["claims"][1]["checks"][0].pop("tolerance"),
+            r"claim T2, check 1: .*'tolerance' is a required property",
+        ),
+        (
+            lambda d: d["claims"][6]["checks"][0].pop("margin"),
+            r"claim T7, check 1: 'margin' is a required property",
+        ),
         (lambda d: d["claims"][0].pop("short"), r"claim T1: 'short' is a required property"),
-        (lambda d: d["claims"][0].update(colour="red"),
-         r"claim T1: Additional properties are not allowed \('colour'"),
-        (lambda d: d["claims"][3]["checks"][0].update(op="roughly"),
-         r"claim T4, check 1, key op: 'roughly' is not one of"),
-        (lambda d: d["claims"][8]["checks"][1].update(aggregate="median"),
-         r"claim T9, check 2, key aggregate: 'median' is not one of"),
-        (lambda d: d["claims"][0]["checks"][0].update(macro="Test1"),
-         r"claim T1, check 1, key macro: 'Test1' does not match"),
-        (lambda d: d["producers"]["bench"].update(attention="bench attention"),
-         r"top level|key producers"),
+        (
+            lambda d: d["claims"][0].update(colour="red"),
+            r"claim T1: Additional properties are not allowed \('colour'",
+        ),
+        (
+            lambda d: d["claims"][3]["checks"][0].update(op="roughly"),
+            r"claim T4, check 1, key op: 'roughly' is not one of",
+        ),
+        (
+            lambda d: d["claims"][8]["checks"][1].update(aggregate="median"),
+            r"claim T9, check 2, key aggregate: 'median' is not one of",
+        ),
+        (
+            lambda d: d["claims"][0]["checks"][0].update(macro="Test1"),
+            r"claim T1, check 1, key macro: 'Test1' does not match",
+        ),
+        (
+            lambda d: d["producers"]["bench"].update(attention="bench attention"),
+            r"top level|key producers",
+        ),
     ],
-)  # fmt: skip
+)
 def test_schema_errors_name_the_claim_the_check_and_the_key(tmp_path, change, message):
     with pytest.raises(ClaimsFileError, match=message):
         load_claims(write_claims(tmp_path, change))
@@ -281,9 +308,14 @@ def test_schema_errors_name_the_claim_the_check_and_the_key(tmp_path, change, me
 def test_grid_shape_mismatch_is_a_clear_error(tmp_path):
     def change(document):
         document["claims"][0]["checks"] = [
-            {"probe": "p", "quantity": "q", "grid": {"col": ["1", "2"]}, "expected": [1.0],
-             "tolerance": 0}
-        ]  # fmt: skip
+            {
+                "probe": "p",
+                "quantity": "q",
+                "grid": {"col": ["1", "2"]},
+                "expected": [1.0],
+                "tolerance": 0,
+            }
+        ]
 
     with pytest.raises(ClaimsFileError, match=r"claim T1, check 1: 'expected' does not match"):
         load_claims(write_claims(tmp_path, change))
@@ -326,8 +358,11 @@ def test_project_claims_file_covers_every_claim():
 def test_every_producer_is_a_rule_of_the_workflow():
     """The bug this replaces: the ledger named rules `probe_<name>` that do not exist."""
     _, producers = load_claims(REPO / "config" / "claims.yaml")
-    named = {rule for value in producers.values()
-             for rule in (value.values() if isinstance(value, dict) else [value])}  # fmt: skip
+    named = {
+        rule
+        for value in producers.values()
+        for rule in (value.values() if isinstance(value, dict) else [value])
+    }
     assert {"probe", "compare", "collect_scores", "bench_attention"} <= named  # the file's own
     assert named <= workflow_rules(), named - workflow_rules()
 
@@ -336,7 +371,9 @@ def test_every_probe_the_claims_read_is_a_probe_the_workflow_runs():
     """probes.smk runs softlookup.probes.PROBES; every probe a claim reads is one of them."""
     claims, _ = load_claims(REPO / "config" / "claims.yaml")
     read = {check.name for claim in claims for check in claim.checks if check.kind == "probe"}
-    assert "from softlookup.probes import PROBES" in (REPO / "workflow/rules/probes.smk").read_text()
+    assert (
+        "from softlookup.probes import PROBES" in (REPO / "workflow/rules/probes.smk").read_text()
+    )
     assert {"worked_examples", "spread", "saturation", "counting"} <= read
     assert read <= set(PROBES), read - set(PROBES)
 
@@ -345,9 +382,14 @@ def test_the_ledger_rule_declares_every_evidence_file():
     """The bug this replaces: the ledger globbed results/bench/<name>_*.csv. Its command now
     passes exactly its inputs, and every kind of evidence is one of them."""
     text = (REPO / "workflow" / "rules" / "claims.smk").read_text()
-    for option, name in [("--probes", "probes"), ("--scores", "scores"),
-                         ("--comparisons", "comparisons"), ("--training", "training"),
-                         ("--bench", "bench"), ("--analysis", "analysis")]:  # fmt: skip
+    for option, name in [
+        ("--probes", "probes"),
+        ("--scores", "scores"),
+        ("--comparisons", "comparisons"),
+        ("--training", "training"),
+        ("--bench", "bench"),
+        ("--analysis", "analysis"),
+    ]:
         assert f"{option} {{input.{name}:q}}" in text
         assert f"        {name}=" in text
     assert "glob" not in text and "bench-dir" not in text and "probes-dir" not in text
@@ -356,24 +398,61 @@ def test_the_ledger_rule_declares_every_evidence_file():
 # ---- the project's D claims on comparison tables shaped like evaluate.compare's ------------------
 
 
-def comparison(name, delta, low, high, bucket="all", mean_a=20.0, a="a", b="b", metric="bleu",
-               se_a=0.5, se_b=0.5) -> dict:  # fmt: skip
+def comparison(
+    name,
+    delta,
+    low,
+    high,
+    bucket="all",
+    mean_a=20.0,
+    a="a",
+    b="b",
+    metric="bleu",
+    se_a=0.5,
+    se_b=0.5,
+) -> dict:
     """A comparisons.csv row as compare writes it: delta = mean_b - mean_a (X_vs_Y: b = X), its
     standard error from the interval (delta +- 1.96 se) and the p-value that goes with it."""
     se = (high - low) / (2 * Z95)
-    return {"comparison": name, "system_a": a, "system_b": b, "test_set": "test",
-            "bucket": bucket, "metric": metric, "mean_a": mean_a, "mean_b": mean_a + delta,
-            "delta": delta, "ci_low": low, "ci_high": high, "p_value": two_sided_p(delta, se, math.inf),
-            "se": se, "se_a": se_a, "se_b": se_b, "seed_deltas": "{}", "seeds": 2,
-            "n_sentences": 100, "method": "two-level paired bootstrap"}  # fmt: skip
+    return {
+        "comparison": name,
+        "system_a": a,
+        "system_b": b,
+        "test_set": "test",
+        "bucket": bucket,
+        "metric": metric,
+        "mean_a": mean_a,
+        "mean_b": mean_a + delta,
+        "delta": delta,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": two_sided_p(delta, se, math.inf),
+        "se": se,
+        "se_a": se_a,
+        "se_b": se_b,
+        "seed_deltas": "{}",
+        "seeds": 2,
+        "n_sentences": 100,
+        "method": "two-level paired bootstrap",
+    }
 
 
 def kept_share(name, fixed: float, attention: float, se: float = 0.03) -> dict:
     """A bleu_share row of the longest bucket: each system's share of its shortest-bucket BLEU."""
     gap = attention - fixed
-    return comparison(name, gap, gap - 2 * se * Z95, gap + 2 * se * Z95, bucket=">60",
-                      mean_a=fixed, a="gru_none", b="attention", metric="bleu_share", se_a=se,
-                      se_b=se)  # fmt: skip
+    return comparison(
+        name,
+        gap,
+        gap - 2 * se * Z95,
+        gap + 2 * se * Z95,
+        bucket=">60",
+        mean_a=fixed,
+        a="gru_none",
+        b="attention",
+        metric="bleu_share",
+        se_a=se,
+        se_b=se,
+    )
 
 
 def project_ledger(tmp_path: Path, ids: list[str], **evidence) -> pd.DataFrame:
@@ -414,13 +493,21 @@ def failing(ledger: pd.DataFrame, claim: str) -> dict[str, str]:
     return dict(zip(rows.label, rows.reason, strict=True))
 
 
-HEADS = {"d5_heads2_vs_heads1": (0.4, -0.1, 0.9), "d5_heads16_vs_heads1": (0.5, 0.0, 1.0),
-         "d5_heads8_vs_heads4": (-0.9, -1.5, -0.3)}  # fmt: skip
+HEADS = {
+    "d5_heads2_vs_heads1": (0.4, -0.1, 0.9),
+    "d5_heads16_vs_heads1": (0.5, 0.0, 1.0),
+    "d5_heads8_vs_heads4": (-0.9, -1.5, -0.3),
+}
 
 
-def study_comparisons(heads8=(0.8, 0.3, 1.3), gap_grows=True, attention_keeps=0.7,
-                      dot_vs_additive=(0.5, 0.1, 0.9), heads=None,
-                      gap_half_width=0.5) -> pd.DataFrame:  # fmt: skip
+def study_comparisons(
+    heads8=(0.8, 0.3, 1.3),
+    gap_grows=True,
+    attention_keeps=0.7,
+    dot_vs_additive=(0.5, 0.1, 0.9),
+    heads=None,
+    gap_half_width=0.5,
+) -> pd.DataFrame:
     rows = [
         comparison("d1_additive_vs_none", 2.0, 1.0, 3.0, bucket="1-10", mean_a=28.0),
         comparison("d1_additive_vs_none", 17.0, 14.0, 20.0, bucket=">60", mean_a=5.0),
@@ -431,32 +518,62 @@ def study_comparisons(heads8=(0.8, 0.3, 1.3), gap_grows=True, attention_keeps=0.
         comparison("d1_dot_vs_none", 15.0, 12.0, 18.0, bucket=">60", mean_a=5.0),
         comparison("d2_dot_vs_additive", *dot_vs_additive, a="gru_additive", b="gru_dot"),
         comparison("d2_dot_vs_general", 0.5, -0.2, 1.2),
-        comparison("d4_causal_vs_nocausal", 15.0, 13.0, 17.0, mean_a=0.0, a="unmasked",
-                   b="masked", se_a=0.0),
+        comparison(
+            "d4_causal_vs_nocausal",
+            15.0,
+            13.0,
+            17.0,
+            mean_a=0.0,
+            a="unmasked",
+            b="masked",
+            se_a=0.0,
+        ),
         comparison("d5_heads8_vs_heads1", *heads8, a="heads1", b="heads8"),
-        *(comparison(name, *values, a=name.rsplit("_", 1)[1], b=name.split("_")[1])
-          for name, values in (heads or HEADS).items()),
+        *(
+            comparison(name, *values, a=name.rsplit("_", 1)[1], b=name.split("_")[1])
+            for name, values in (heads or HEADS).items()
+        ),
     ]
     deltas = [0.2, 0.6, 1.4, 2.5, 3.1] if gap_grows else [1.6, 1.4, 1.5, 1.2, 1.0]
     for d_k, delta in zip([8, 16, 32, 64, 128], deltas, strict=True):
-        rows.append(comparison(f"d3_scaled_vs_unscaled_dk{d_k}", delta, delta - gap_half_width,
-                               delta + gap_half_width))  # fmt: skip
+        rows.append(
+            comparison(
+                f"d3_scaled_vs_unscaled_dk{d_k}",
+                delta,
+                delta - gap_half_width,
+                delta + gap_half_width,
+            )
+        )
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS).assign(epoch="final")
 
 
 def study_scores(unmasked_loss=0.5) -> pd.DataFrame:
     from softlookup.evaluate.score import COLUMNS
 
-    runs = [("gru_dot-s1", "gru_dot", 1200, 3.0), ("gru_additive-s1", "gru_additive", 1000, 3.0),
-            ("masked-s1", "masked", 900, 3.0), ("unmasked-s1", "unmasked", 900, unmasked_loss),
-            *((f"heads{h}-s1", f"heads{h}", 900, 3.0) for h in (1, 2, 4, 8, 16))]  # fmt: skip
+    runs = [
+        ("gru_dot-s1", "gru_dot", 1200, 3.0),
+        ("gru_additive-s1", "gru_additive", 1000, 3.0),
+        ("masked-s1", "masked", 900, 3.0),
+        ("unmasked-s1", "unmasked", 900, unmasked_loss),
+        *((f"heads{h}-s1", f"heads{h}", 900, 3.0) for h in (1, 2, 4, 8, 16)),
+    ]
     rows = []
     for run, variant, tokens, loss in runs:
         for metric in ("final_train_loss", "best_val_loss"):
-            rows.append({**dict.fromkeys(COLUMNS, ""), "run": run, "variant": variant,
-                         "tokens_per_s": tokens, "parameters": 5000, "device": "cpu",
-                         "test_set": "train", "bucket": "all", "metric": metric,
-                         "value": loss})  # fmt: skip
+            rows.append(
+                {
+                    **dict.fromkeys(COLUMNS, ""),
+                    "run": run,
+                    "variant": variant,
+                    "tokens_per_s": tokens,
+                    "parameters": 5000,
+                    "device": "cpu",
+                    "test_set": "train",
+                    "bucket": "all",
+                    "metric": metric,
+                    "value": loss,
+                }
+            )
     return pd.DataFrame(rows, columns=COLUMNS).assign(epoch="final")
 
 
@@ -465,25 +582,34 @@ def attention_maps(copying: float = 0.9) -> dict[str, pd.DataFrame]:
 
     def maps(run, weights):
         return pd.DataFrame(
-            [[run, f"dec.0.self.h{h}", "next_position_weight_mean", w] for h, w in
-             enumerate(weights)] + [[run, "dec.0.self", "next_position_chance", 0.1]],
-            columns=["run", "map", "quantity", "value"])  # fmt: skip
+            [
+                [run, f"dec.0.self.h{h}", "next_position_weight_mean", w]
+                for h, w in enumerate(weights)
+            ]
+            + [[run, "dec.0.self", "next_position_chance", 0.1]],
+            columns=["run", "map", "quantity", "value"],
+        )
 
-    return {"unmasked-s1": maps("unmasked-s1", [copying, 0.1]),
-            "masked-s1": maps("masked-s1", [0.0, 0.0])}  # fmt: skip
+    return {
+        "unmasked-s1": maps("unmasked-s1", [copying, 0.1]),
+        "masked-s1": maps("masked-s1", [0.0, 0.0]),
+    }
 
 
 SCORE_STEP = {"dim": 128, "src_len": 32, "batch": 64, "calls": 200}
 
 
-def score_step_rows(additive=(3.0, 3.3, 2.8), dot=(1.0, 1.1, 0.9),
-                    general=(1.2, 1.3, 1.1)) -> pd.DataFrame:  # fmt: skip
+def score_step_rows(
+    additive=(3.0, 3.3, 2.8), dot=(1.0, 1.1, 0.9), general=(1.2, 1.3, 1.1)
+) -> pd.DataFrame:
     """score_step_cpu.csv as bench.score_step writes it: each score's seconds per step of every
     repetition (here in tens of microseconds) through its timed_rows (the mean with its t
     interval; additive / dot and general / dot as geometric means with theirs), and the FLOPs of
     SCORE_STEP's shapes through its counted_rows."""
-    times = {score: [1e-5 * t for t in per_repetition] for score, per_repetition in
-             (("additive", additive), ("dot", dot), ("general", general))}  # fmt: skip
+    times = {
+        score: [1e-5 * t for t in per_repetition]
+        for score, per_repetition in (("additive", additive), ("dot", dot), ("general", general))
+    }
     settings = {"device": "cpu", **SCORE_STEP, "repeats": len(dot)}
     rows = timed_rows(times) + counted_rows(SCORE_STEP["dim"], SCORE_STEP["src_len"])
     return pd.DataFrame([{**settings, **row} for row in rows], columns=SCORE_STEP_COLUMNS)
@@ -492,9 +618,12 @@ def score_step_rows(additive=(3.0, 3.3, 2.8), dot=(1.0, 1.1, 0.9),
 def d_ledger(tmp_path, ids, **changes) -> pd.DataFrame:
     """The project ledger of `ids` on the study's tables and D2's score-step bench, with keyword
     changes to them."""
-    evidence = {"comparisons": study_comparisons(), "scores": study_scores(),
-                "analysis": attention_maps(),
-                "bench": {"score_step_cpu": score_step_rows()}}  # fmt: skip
+    evidence = {
+        "comparisons": study_comparisons(),
+        "scores": study_scores(),
+        "analysis": attention_maps(),
+        "bench": {"score_step_cpu": score_step_rows()},
+    }
     evidence.update(changes)
     return project_ledger(tmp_path, ids, **evidence)
 
@@ -525,8 +654,9 @@ def test_d1_attention_that_keeps_little_of_its_short_sentence_score_is_partly(tm
     ledger = d_ledger(tmp_path, ["D1"], comparisons=study_comparisons(attention_keeps=0.27))
     assert ledger.loc["D1", "verdict"] == "partly"
     assert failing(ledger, "D1") == {
-        "additive attention: share of its shortest-bucket BLEU kept on the longest bucket":
-        "wrong_side", "share kept on the longest bucket, additive minus fixed": "interval_straddles"}
+        "additive attention: share of its shortest-bucket BLEU kept on the longest bucket": "wrong_side",
+        "share kept on the longest bucket, additive minus fixed": "interval_straddles",
+    }
     assert check_of(ledger, "D1", "additive attention: share").ci_high < 0.5
 
 
@@ -550,11 +680,13 @@ def test_d1_a_model_below_the_floor_is_inconclusive(tmp_path):
 def test_d2_additive_above_dot_is_contrary_to_luong(tmp_path):
     """Before: dot within +-1 of additive reproduced D2 whichever was better. Additive (Luong's
     concat) clearly above dot now cuts against 'concat did not work well'."""
-    ledger = d_ledger(tmp_path, ["D2"],
-                      comparisons=study_comparisons(dot_vs_additive=(-0.5, -0.9, -0.1)))
+    ledger = d_ledger(
+        tmp_path, ["D2"], comparisons=study_comparisons(dot_vs_additive=(-0.5, -0.9, -0.1))
+    )
     assert ledger.loc["D2", "verdict"] == "partly"
     assert failing(ledger, "D2") == {
-        "dot vs additive (BLEU), Luong: concat (additive) did not work well": "wrong_side"}
+        "dot vs additive (BLEU), Luong: concat (additive) did not work well": "wrong_side"
+    }
 
 
 def test_d2_cheaper_by_timings_that_cannot_tell_is_inconclusive(tmp_path):
@@ -606,17 +738,28 @@ def test_d5_one_head_as_good_as_eight_is_inconclusive(tmp_path):
 def test_d5_a_difference_that_passes_alone_is_inconclusive_among_the_claims_tests(tmp_path):
     """8 vs 1 head, p = 0.03: its 95% interval is above 0 (before: reproduced), but the claim
     reads four head comparisons; Holm's adjustment takes it above 0.05."""
-    heads = {"d5_heads2_vs_heads1": (0.5, -0.05, 1.05), "d5_heads16_vs_heads1": (0.45, -0.1, 1.0),
-             "d5_heads8_vs_heads4": (-0.9, -1.5, -0.3)}  # fmt: skip
+    heads = {
+        "d5_heads2_vs_heads1": (0.5, -0.05, 1.05),
+        "d5_heads16_vs_heads1": (0.45, -0.1, 1.0),
+        "d5_heads8_vs_heads4": (-0.9, -1.5, -0.3),
+    }
     se = 0.3
     delta = 2.17 * se  # p = 0.03, interval [+0.06, +1.24]
-    ledger = d_ledger(tmp_path, ["D5"], comparisons=study_comparisons(
-        heads8=(delta, delta - Z95 * se, delta + Z95 * se), heads=heads))  # fmt: skip
+    ledger = d_ledger(
+        tmp_path,
+        ["D5"],
+        comparisons=study_comparisons(
+            heads8=(delta, delta - Z95 * se, delta + Z95 * se), heads=heads
+        ),
+    )
     assert ledger.loc["D5", "ci_low"] > 0
     assert ledger.loc["D5", "verdict"] == "inconclusive", ledger.loc["D5", "reason"]
     heads8 = check_of(ledger, "D5", "8 heads vs 1 head")
     assert (heads8.status, heads8.reason, heads8.family_size) == (
-        "inconclusive", "adjusted_straddles", 4)
+        "inconclusive",
+        "adjusted_straddles",
+        4,
+    )
     assert heads8.p_value == pytest.approx(0.03, abs=1e-3) and heads8.p_adjusted >= 0.05
 
 
@@ -629,8 +772,9 @@ def test_d5_too_many_heads_must_lose_some_of_the_gain(tmp_path):
 
 
 def test_d3_a_gap_that_does_not_grow_is_partly(tmp_path):
-    ledger = d_ledger(tmp_path, ["D3"], comparisons=study_comparisons(gap_grows=False,
-                                                                       gap_half_width=0.1))
+    ledger = d_ledger(
+        tmp_path, ["D3"], comparisons=study_comparisons(gap_grows=False, gap_half_width=0.1)
+    )
     assert ledger.loc["D3", "verdict"] == "partly"
     assert list(failing(ledger, "D3").values()) == ["wrong_side"]  # the slope, below 0
 
@@ -663,8 +807,9 @@ def test_a_row_with_degrees_of_freedom_gets_a_t_interval(tmp_path):
     rows = study_comparisons(heads8=(0.6, 0.6 - Z95 * 0.25, 0.6 + Z95 * 0.25))
     normal = d_ledger(tmp_path / "normal", ["D5"], comparisons=rows)
     assert check_of(normal, "D5", "8 heads vs 1 head").ci_low > 0
-    seeded = rows.assign(df=[2.0 if name == "d5_heads8_vs_heads1" else math.nan
-                             for name in rows.comparison])  # fmt: skip
+    seeded = rows.assign(
+        df=[2.0 if name == "d5_heads8_vs_heads1" else math.nan for name in rows.comparison]
+    )
     t2 = d_ledger(tmp_path / "t", ["D5"], comparisons=seeded)
     heads8 = check_of(t2, "D5", "8 heads vs 1 head")
     assert heads8.df == 2 and heads8.ci_low == pytest.approx(0.6 - 4.303 * 0.25, abs=1e-3)
@@ -673,13 +818,17 @@ def test_a_row_with_degrees_of_freedom_gets_a_t_interval(tmp_path):
 
 def test_d_claims_without_their_comparisons_are_pending_with_what_is_missing(tmp_path):
     few = study_comparisons()
-    few = few[~few.comparison.str.startswith(("d5_heads8", "d3_scaled_vs_unscaled_dk128",
-                                              "d3_scaled_vs_unscaled_dk64"))]  # fmt: skip
+    few = few[
+        ~few.comparison.str.startswith(
+            ("d5_heads8", "d3_scaled_vs_unscaled_dk128", "d3_scaled_vs_unscaled_dk64")
+        )
+    ]
     ledger = project_ledger(tmp_path, ["D3", "D5", "D6"], comparisons=few, scores=study_scores())
     assert ledger.loc["D5", "verdict"] == "pending"
     assert ledger.loc["D5", "reason"] == "not_run"
     assert json.loads(check_of(ledger, "D5", "8 heads vs 1 head").facts)["comparison"] == (
-        "d5_heads8_vs_heads1")
+        "d5_heads8_vs_heads1"
+    )
     assert ledger.loc["D3", "verdict"] == "pending"
     assert ledger.loc["D3", "reason"] == "too_few_points"
     slope = json.loads(ledger.attrs["checks"].query("claim_id == 'D3'").facts.iloc[0])
@@ -704,20 +853,36 @@ def attention_rows(work_power: float = 2.0) -> pd.DataFrame:
         batch = 16384 // n
         per_seq = 1e-6 * n**2 if backend == "naive" else 1e-3 * n
         time_ms = backends[backend] * (n / 1024) ** (work_power - 1)
-        rows.append({
-            "backend": backend, "pass": "forward", "batch": batch, "heads": 32, "seq_len": n,
-            "head_dim": 64, "dtype": "bfloat16", "causal": False, "time_ms": time_ms,
-            "peak_mem_mib": per_seq * batch, "peak_mem_per_seq_mib": per_seq,
-            "max_abs_err": 4e-3, "status": "ok",
-        })  # fmt: skip
+        rows.append(
+            {
+                "backend": backend,
+                "pass": "forward",
+                "batch": batch,
+                "heads": 32,
+                "seq_len": n,
+                "head_dim": 64,
+                "dtype": "bfloat16",
+                "causal": False,
+                "time_ms": time_ms,
+                "peak_mem_mib": per_seq * batch,
+                "peak_mem_per_seq_mib": per_seq,
+                "max_abs_err": 4e-3,
+                "status": "ok",
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def decode_rows(dtype: str, difference: float) -> pd.DataFrame:
     return pd.DataFrame(
-        {"mode": ["kv_cache", "recompute"], "dtype": dtype, "status": "ok",
-         "speedup_vs_recompute": [2.0, 1.0], "max_abs_diff_vs_recompute": difference}
-    )  # fmt: skip
+        {
+            "mode": ["kv_cache", "recompute"],
+            "dtype": dtype,
+            "status": "ok",
+            "speedup_vs_recompute": [2.0, 1.0],
+            "max_abs_diff_vs_recompute": difference,
+        }
+    )
 
 
 MODEL = {"layers": 3, "heads": 4, "d_k": 64}  # the benchmarked Transformer's decoder
@@ -732,22 +897,33 @@ def last_steps(tokens=NEW_TOKENS, recompute_power=1.3, spread=0.05) -> dict:
     each repetition's exponent off by -spread, 0, +spread (the cache's the other way, by half):
     the recompute / cache slope of a repetition is recompute_power - 0.2 + 1.5 x its offset."""
     offsets = [-spread, 0.0, spread][:REPEATS]
-    return {n: {"cache": [0.005 * n ** (CACHE_POWER - d / 2) for d in offsets],
-                "recompute": [1e-4 * n ** (recompute_power + d) for d in offsets]}
-            for n in tokens}  # fmt: skip
+    return {
+        n: {
+            "cache": [0.005 * n ** (CACHE_POWER - d / 2) for d in offsets],
+            "recompute": [1e-4 * n ** (recompute_power + d) for d in offsets],
+        }
+        for n in tokens
+    }
 
 
 def kv_step_slope_rows(tokens=NEW_TOKENS, recompute_power=1.3) -> pd.DataFrame:
     """kv_step_slopes_cpu.csv as bench.generation writes it for its one (so largest) batch: its
     slope_rows of last_steps, each slope the mean over the repetitions with its 95% t interval."""
     rows = slope_rows(last_steps(tokens, recompute_power))
-    return pd.DataFrame([{"device": "cpu", "batch": 1, "largest_batch": True, **row}
-                         for row in rows], columns=SLOPE_COLUMNS)  # fmt: skip
+    return pd.DataFrame(
+        [{"device": "cpu", "batch": 1, "largest_batch": True, **row} for row in rows],
+        columns=SLOPE_COLUMNS,
+    )
 
 
-def generation_rows(speedups=(2.0, 2.5, 3.4, 4.4), identical=(True,) * 4, tokens=NEW_TOKENS,
-                    held_power=1.0, recompute_power=1.3,
-                    cache_cells_power=1) -> pd.DataFrame:  # fmt: skip
+def generation_rows(
+    speedups=(2.0, 2.5, 3.4, 4.4),
+    identical=(True,) * 4,
+    tokens=NEW_TOKENS,
+    held_power=1.0,
+    recompute_power=1.3,
+    cache_cells_power=1,
+) -> pd.DataFrame:
     """generation_cpu.csv's rows: the last steps' medians over last_steps' repetitions; the
     allocator holds memory growing as tokens^held_power (1: the cache and nothing else); the
     score cells of the last token as bench.generation counts them (tests/test_bench_generation:
@@ -757,16 +933,24 @@ def generation_rows(speedups=(2.0, 2.5, 3.4, 4.4), identical=(True,) * 4, tokens
     tokens = pd.Series(tokens)
     per_cell = MODEL["layers"] * MODEL["heads"]  # one query and one key, over layers and heads
     frame = pd.DataFrame(
-        {"device": "cpu", **MODEL, "d_model": MODEL["heads"] * MODEL["d_k"],
-         "new_tokens": tokens, "batch": 1, "repeats": REPEATS,
-         "speedup": list(speedups)[: len(tokens)], "identical": list(identical)[: len(tokens)],
-         "max_abs_logprob_diff": 8e-6, "cache_bytes": KV_BYTES * tokens,
-         "cache_allocated_bytes": KV_BYTES * tokens**held_power,
-         "last_step_cache_s": [statistics.median(steps[n]["cache"]) for n in tokens],
-         "last_step_recompute_s": [statistics.median(steps[n]["recompute"]) for n in tokens],
-         "score_cells_cache": per_cell * tokens**cache_cells_power,
-         "score_cells_recompute": per_cell * tokens**2}
-    )  # fmt: skip
+        {
+            "device": "cpu",
+            **MODEL,
+            "d_model": MODEL["heads"] * MODEL["d_k"],
+            "new_tokens": tokens,
+            "batch": 1,
+            "repeats": REPEATS,
+            "speedup": list(speedups)[: len(tokens)],
+            "identical": list(identical)[: len(tokens)],
+            "max_abs_logprob_diff": 8e-6,
+            "cache_bytes": KV_BYTES * tokens,
+            "cache_allocated_bytes": KV_BYTES * tokens**held_power,
+            "last_step_cache_s": [statistics.median(steps[n]["cache"]) for n in tokens],
+            "last_step_recompute_s": [statistics.median(steps[n]["recompute"]) for n in tokens],
+            "score_cells_cache": per_cell * tokens**cache_cells_power,
+            "score_cells_recompute": per_cell * tokens**2,
+        }
+    )
     return frame.reindex(columns=GENERATION_COLUMNS)
 
 
@@ -776,25 +960,33 @@ def cache_memory_rows() -> pd.DataFrame:
     rows += [{"swept": "heads", "layers": MODEL["layers"], "heads": n} for n in (1, 2, 4, 8)]
     frame = pd.DataFrame(rows).assign(device="cpu", d_k=MODEL["d_k"], batch=1, new_tokens=50)
     per_layer_and_head = 2 * 4 * MODEL["d_k"] * 50  # float32 keys and values of 50 tokens
-    frame = frame.assign(d_model=frame.heads * MODEL["d_k"],
-                         cache_allocated_bytes=per_layer_and_head * frame.layers * frame.heads)
+    frame = frame.assign(
+        d_model=frame.heads * MODEL["d_k"],
+        cache_allocated_bytes=per_layer_and_head * frame.layers * frame.heads,
+    )
     return frame.reindex(columns=MEMORY_COLUMNS)
 
 
 def d7_bench(tokens=NEW_TOKENS, recompute_power=1.3, **generation) -> dict[str, pd.DataFrame]:
     """The four bench files D7 reads (and a GPU decode file beside them), from one set of
     timings: generation_cpu, kv_step_slopes_cpu, cache_memory_cpu, decode_cpu and decode_cuda."""
-    return {"generation_cpu": generation_rows(tokens=tokens, recompute_power=recompute_power,
-                                              **generation),
-            "kv_step_slopes_cpu": kv_step_slope_rows(tokens, recompute_power),
-            "cache_memory_cpu": cache_memory_rows(), "decode_cpu": decode_rows("float32", 4e-7),
-            "decode_cuda": decode_rows("bfloat16", 4e-3)}  # fmt: skip  (bf16 rounding on a GPU)
+    return {
+        "generation_cpu": generation_rows(
+            tokens=tokens, recompute_power=recompute_power, **generation
+        ),
+        "kv_step_slopes_cpu": kv_step_slope_rows(tokens, recompute_power),
+        "cache_memory_cpu": cache_memory_rows(),
+        "decode_cpu": decode_rows("float32", 4e-7),
+        "decode_cuda": decode_rows("bfloat16", 4e-3),
+    }  # (bf16 rounding on a GPU)
 
 
 HEADLINE = "recompute / cache step time against the prefix (log-log slope, 95% interval"
-COUNTED = {"score cells of the last token, recompute / cache": 1.0,
-           "(log-log; counted), cache: linear": 1.0,
-           "(log-log; counted), recompute: quadratic": 2.0}  # fmt: skip
+COUNTED = {
+    "score cells of the last token, recompute / cache": 1.0,
+    "(log-log; counted), cache: linear": 1.0,
+    "(log-log; counted), recompute: quadratic": 2.0,
+}
 
 
 def test_d7_is_decided_by_step_times_over_four_prefix_lengths(tmp_path):
@@ -845,7 +1037,9 @@ def test_d7_a_step_slope_whose_interval_straddles_the_bar_is_inconclusive(tmp_pa
     ledger = project_ledger(tmp_path, ["D7"], bench=d7_bench(recompute_power=0.72))
     assert ledger.loc["D7", "measured"] == "0.52"
     assert (ledger.loc["D7", "verdict"], ledger.loc["D7", "reason"]) == (
-        "inconclusive", "interval_straddles")
+        "inconclusive",
+        "interval_straddles",
+    )
     headline = check_of(ledger, "D7", HEADLINE)
     assert headline.ci_low < 0.5 < headline.ci_high
     assert failing(ledger, "D7") == {headline.label: "interval_straddles"}
@@ -858,8 +1052,11 @@ def test_d7_counted_score_cells_catch_a_cache_that_reruns_its_prefix(tmp_path):
     assert ledger.loc["D7", "verdict"] == "partly"
     assert failing(ledger, "D7") == {
         check_of(ledger, "D7", label).label: "outside_tolerance"
-        for label in ("score cells of the last token, recompute / cache",
-                      "(log-log; counted), cache: linear")}  # fmt: skip
+        for label in (
+            "score cells of the last token, recompute / cache",
+            "(log-log; counted), cache: linear",
+        )
+    }
     assert check_of(ledger, "D7", "(log-log; counted), cache: linear").value == pytest.approx(2)
 
 
@@ -869,15 +1066,15 @@ def test_d7_memory_is_what_the_allocator_holds(tmp_path):
     ledger = project_ledger(tmp_path, ["D7"], bench=d7_bench(held_power=2.0))
     assert ledger.loc["D7", "verdict"] == "partly"
     assert failing(ledger, "D7") == {
-        "cache memory held by the allocator against tokens (log-log)": "outside_tolerance"}
+        "cache memory held by the allocator against tokens (log-log)": "outside_tolerance"
+    }
 
 
 def test_d7_with_two_prefix_lengths_is_pending(tmp_path):
     """Issue 33: the timed slopes are fitted by bench.generation, whose kv_step_slopes row says
     over how many prefix lengths (points); the checks need 4 of them (min_points), as the
     counted slopes against new_tokens do. A slope over two lengths is not judged."""
-    ledger = project_ledger(tmp_path, ["D7"],
-                            bench=d7_bench(tokens=[25, 100], speedups=(2.0, 3.4)))  # fmt: skip
+    ledger = project_ledger(tmp_path, ["D7"], bench=d7_bench(tokens=[25, 100], speedups=(2.0, 3.4)))
     assert ledger.loc["D7", "verdict"] == "pending"
     assert ledger.loc["D7", "reason"] == "too_few_points"
     headline = check_of(ledger, "D7", HEADLINE)
@@ -905,12 +1102,23 @@ def test_d7_fails_on_different_tokens_or_a_small_speedup(tmp_path, generation, f
 
 def test_d8_memory_slopes_read_the_memory_per_sequence(tmp_path):
     ledger = project_ledger(tmp_path, ["D8"], bench={"attention_cuda": attention_rows()})
-    value = {label: check_of(ledger, "D8", label).value for label in (
-        "our kernel's memory per sequence", "materialised attention's memory per sequence",
-        "fastest library kernel", "quadratic work")}  # fmt: skip
-    assert value == pytest.approx({"our kernel's memory per sequence": 1.0,  # peak_mem: 0
-                                   "materialised attention's memory per sequence": 2.0,
-                                   "fastest library kernel": 0.8, "quadratic work": 2.0})
+    value = {
+        label: check_of(ledger, "D8", label).value
+        for label in (
+            "our kernel's memory per sequence",
+            "materialised attention's memory per sequence",
+            "fastest library kernel",
+            "quadratic work",
+        )
+    }
+    assert value == pytest.approx(
+        {
+            "our kernel's memory per sequence": 1.0,  # peak_mem: 0
+            "materialised attention's memory per sequence": 2.0,
+            "fastest library kernel": 0.8,
+            "quadratic work": 2.0,
+        }
+    )
     assert ledger.loc["D8", "verdict"] == "reproduced", ledger.loc["D8", "reason"]
 
 
@@ -933,18 +1141,27 @@ def test_the_project_ledger_on_the_probes_reproduces_the_exact_claims(tmp_path):
     gradients.measure_gradients(1000, 16, 32, 1e-4, 0).write(probes / "gradients.csv")
     averaging.measure_averaging(32, 64, 12, 0).write(probes / "averaging.csv")
     saturation.measure_saturation([4, 16, 64, 256, 1024], 2000, 3, 0.95, 0).write(
-        probes / "saturation.csv")  # fmt: skip
-    ledger = project_ledger(tmp_path, ["A1", "A3", "A9", "B2", "B4", "B6", "B7"],
-                            probes=sorted(probes.glob("*.csv")))  # fmt: skip
+        probes / "saturation.csv"
+    )
+    ledger = project_ledger(
+        tmp_path, ["A1", "A3", "A9", "B2", "B4", "B6", "B7"], probes=sorted(probes.glob("*.csv"))
+    )
     verdicts = ledger.verdict.to_dict()
-    assert verdicts == {"A1": "reproduced", "A3": "partly", "A9": "reproduced",
-                        "B2": "reproduced", "B4": "partly", "B6": "reproduced",
-                        "B7": "reproduced"}, ledger.reason.to_dict()  # fmt: skip
+    assert verdicts == {
+        "A1": "reproduced",
+        "A3": "partly",
+        "A9": "reproduced",
+        "B2": "reproduced",
+        "B4": "partly",
+        "B6": "reproduced",
+        "B7": "reproduced",
+    }, ledger.reason.to_dict()
     # B4: "one attention layer is linear" fails, and so does its consequence, that a ReLU after
     # each layer stops the collapse (before: shown only); the linear stack composes into one map
     assert {label for label in failing(ledger, "B4")} == {
         check_of(ledger, "B4", "superposition error of one attention layer").label,
-        check_of(ledger, "B4", "attention + ReLU, depth 8").label}
+        check_of(ledger, "B4", "attention + ReLU, depth 8").label,
+    }
     assert ledger.loc["B4", "checks_passed"] == ledger.loc["B4", "checks_decisive"] - 2
     # A3: token 1's row ties tokens 1 and 3, so token 3 is the peak of two rows, not three
     # (before: ties counted, reproduced)
@@ -980,17 +1197,24 @@ def test_d8_on_the_committed_h200_benchmark(tmp_path):
 def step_rows(device: str, ratios: dict[int, float]) -> pd.DataFrame:
     """train_step_lengths_<device>.csv rows: the GRU 10 ms a step, the Transformer ratio x 10."""
     return pd.DataFrame(
-        {"device": device, "variant": variant, "sentence_tokens": length, "status": "ok",
-         "time_ms": 10.0 * (ratio if variant == "transformer" else 1.0)}
-        for length, ratio in ratios.items() for variant in ("gru_additive", "transformer")
-    )  # fmt: skip
+        {
+            "device": device,
+            "variant": variant,
+            "sentence_tokens": length,
+            "status": "ok",
+            "time_ms": 10.0 * (ratio if variant == "transformer" else 1.0),
+        }
+        for length, ratio in ratios.items()
+        for variant in ("gru_additive", "transformer")
+    )
 
 
 def test_d6_reproduced_from_gpu_rows_with_the_crossing_reported(tmp_path):
     # below 1 from 64 on, but 128 is above: the crossing is where it stays below, 256
     ratios = {16: 2.0, 32: 1.2, 64: 0.9, 128: 1.05, 256: 0.6, 512: 0.4}
-    ledger = project_ledger(tmp_path, ["D6"], bench={"train_step_lengths_cuda": step_rows(
-        "cuda", ratios)})  # fmt: skip
+    ledger = project_ledger(
+        tmp_path, ["D6"], bench={"train_step_lengths_cuda": step_rows("cuda", ratios)}
+    )
     row = ledger.loc["D6"]
     assert row.verdict == "reproduced", row.reason
     assert row.measured == "0.40"  # the step time at the longest length, Transformer / GRU
@@ -1020,16 +1244,22 @@ def test_d6_stays_pending_on_cpu_rows_with_the_cpu_measurement_shown(tmp_path):
 
 
 def test_d6_prefers_gpu_rows_to_cpu_rows(tmp_path):
-    bench = {"train_step_lengths_cpu": step_rows("cpu", {16: 0.5, 512: 0.5}),
-             "train_step_lengths_cuda": step_rows("cuda", {16: 0.5, 512: 1.5})}  # fmt: skip
+    bench = {
+        "train_step_lengths_cpu": step_rows("cpu", {16: 0.5, 512: 0.5}),
+        "train_step_lengths_cuda": step_rows("cuda", {16: 0.5, 512: 1.5}),
+    }
     assert project_ledger(tmp_path, ["D6"], bench=bench).loc["D6", "verdict"] == "not reproduced"
 
 
 @pytest.mark.parametrize(
     ("ratios", "expected"),
-    [({16: 2.0, 64: 0.9, 128: 1.1, 512: 0.5}, 512), ({16: 0.9, 512: 0.5}, 16),
-     ({16: 0.5, 512: 1.0}, float("inf")), ({16: 1.5, 64: 0.99}, 64)],
-)  # fmt: skip
+    [
+        ({16: 2.0, 64: 0.9, 128: 1.1, 512: 0.5}, 512),
+        ({16: 0.9, 512: 0.5}, 16),
+        ({16: 0.5, 512: 1.0}, float("inf")),
+        ({16: 1.5, 64: 0.99}, 64),
+    ],
+)
 def test_crossing_is_the_shortest_length_from_which_every_ratio_is_below_1(ratios, expected):
     from softlookup.claims.checks import crossing
 
@@ -1041,16 +1271,29 @@ def test_crossing_is_the_shortest_length_from_which_every_ratio_is_below_1(ratio
 
 @pytest.mark.parametrize(
     "low, high, status, reason",
-    [(0.6, 0.9, "pass", "beyond_threshold"), (0.1, 0.4, "fail", "wrong_side"),
-     (0.4, 0.9, "inconclusive", "interval_straddles"), ("", "", "pending", "no_interval")],
-)  # fmt: skip
+    [
+        (0.6, 0.9, "pass", "beyond_threshold"),
+        (0.1, 0.4, "fail", "wrong_side"),
+        (0.4, 0.9, "inconclusive", "interval_straddles"),
+        ("", "", "pending", "no_interval"),
+    ],
+)
 def test_a_numeric_check_by_interval_needs_the_whole_interval_on_the_claimed_side(
     tmp_path, low, high, status, reason
 ):
-    pd.DataFrame({"quantity": ["ratio"], "keys": ["16"], "value": [0.7], "ci_low": [low],
-                  "ci_high": [high]}).to_csv(tmp_path / "rows.csv", index=False)  # fmt: skip
-    check = NumericCheck(label="ratio", op="above", expected=0.5, kind="probe", name="rows",
-                         quantity="ratio", where={"keys": "16"}, by="interval")  # fmt: skip
+    pd.DataFrame(
+        {"quantity": ["ratio"], "keys": ["16"], "value": [0.7], "ci_low": [low], "ci_high": [high]}
+    ).to_csv(tmp_path / "rows.csv", index=False)
+    check = NumericCheck(
+        label="ratio",
+        op="above",
+        expected=0.5,
+        kind="probe",
+        name="rows",
+        quantity="ratio",
+        where={"keys": "16"},
+        by="interval",
+    )
     outcome = evaluate(check, Evidence(probes=[tmp_path / "rows.csv"]))
     assert (outcome.status, outcome.reason) == (status, reason)
     if status != "pending":
@@ -1059,8 +1302,9 @@ def test_a_numeric_check_by_interval_needs_the_whole_interval_on_the_claimed_sid
 
 def test_by_interval_is_refused_on_a_ratio(tmp_path):
     def change(document):
-        document["claims"][0]["checks"][0].update(by="interval", op="above",
-                                                  ratio_to={"probe_id": "x"})  # fmt: skip
+        document["claims"][0]["checks"][0].update(
+            by="interval", op="above", ratio_to={"probe_id": "x"}
+        )
 
     with pytest.raises(ClaimsFileError, match="claim T1, check 1: 'by: interval'"):
         load_claims(write_claims(tmp_path, change))

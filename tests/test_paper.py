@@ -75,8 +75,9 @@ def assert_no_identifiers_and_every_float_cited(workdir: Path, text: str) -> Non
     leaked = leaked_identifiers(text, identifiers)
     assert not leaked, f"identifiers in the paper's text: {leaked[:10]}"
     for aux in workdir.glob("**/paper.aux"):
-        generated = [p.read_text() for p in aux.parent.glob("generated/*.tex")
-                     if p.stem != "sources"]  # fmt: skip
+        generated = [
+            p.read_text() for p in aux.parent.glob("generated/*.tex") if p.stem != "sources"
+        ]
         missing = unreferenced_floats(aux.read_text(), generated)
         assert not missing, f"floats never referenced in the text: {missing}"
 

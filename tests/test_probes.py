@@ -165,8 +165,14 @@ def test_counts_match_closed_forms():
     for heads in ("1", "2"):
         for bias, expected in (("True", 4 * 64 + 4 * 8), ("False", 4 * 64)):
             for implementation in ("torch_mha", "softlookup_mha"):
-                got = value(frame, "attention_params", implementation=implementation, width="8",
-                            heads=heads, bias=bias)  # fmt: skip
+                got = value(
+                    frame,
+                    "attention_params",
+                    implementation=implementation,
+                    width="8",
+                    heads=heads,
+                    bias=bias,
+                )
                 assert got == expected
     assert value(frame, "score_table_bytes", n="3", method="materialised") == 2 * 9
     assert value(frame, "score_table_bytes", n="50", method="counted") == 2 * 2500
@@ -202,16 +208,24 @@ def test_the_command_line_has_one_command_per_registered_probe(capsys):
 def test_random_draw_matches_numpy_and_the_printed_figures(examples):
     rng = np.random.default_rng(42)  # one generator: d = 4 first, then d = 64
     printed = {
-        ("d4", "unscaled"): [0.150, 0.833, 0.017], ("d4", "scaled"): [0.271, 0.638, 0.092],
-        ("d64", "unscaled"): [0.0003, 0.9997, 0.0000], ("d64", "scaled"): [0.223, 0.616, 0.162],
-    }  # fmt: skip
+        ("d4", "unscaled"): [0.150, 0.833, 0.017],
+        ("d4", "scaled"): [0.271, 0.638, 0.092],
+        ("d64", "unscaled"): [0.0003, 0.9997, 0.0000],
+        ("d64", "scaled"): [0.223, 0.616, 0.162],
+    }
     for d in (4, 64):
         q, k = rng.standard_normal(d), rng.standard_normal((3, d))
         for scaling, scale in (("unscaled", 1.0), ("scaled", 1 / math.sqrt(d))):
             expected = softmax(k @ q * scale)
             for col in range(3):
-                got = value(examples, "weight", example="random_draw", row=f"d{d}",
-                            col=str(col + 1), scaling=scaling)  # fmt: skip
+                got = value(
+                    examples,
+                    "weight",
+                    example="random_draw",
+                    row=f"d{d}",
+                    col=str(col + 1),
+                    scaling=scaling,
+                )
                 assert got == pytest.approx(expected[col], abs=1e-12)
                 assert got == pytest.approx(printed[f"d{d}", scaling][col], abs=1e-3)
     # the brief's 0.1614: the draw gives 0.16149, which prints as 0.1615
@@ -291,10 +305,13 @@ def test_score_gradient_norm_is_the_jacobian_applied_to_the_upstream_gradient():
 
 
 def test_saturation_reports_the_gradient_at_d_64():
-    frame = saturation.measure_saturation([4, 64], n_rows=400, n_keys=3, threshold=0.95,
-                                          seed=0).frame()  # fmt: skip
-    typical = {s: value(frame, "median_softmax_jacobian_norm", d="64", scaling=s)
-               for s in ("unscaled", "scaled")}  # fmt: skip
+    frame = saturation.measure_saturation(
+        [4, 64], n_rows=400, n_keys=3, threshold=0.95, seed=0
+    ).frame()
+    typical = {
+        s: value(frame, "median_softmax_jacobian_norm", d="64", scaling=s)
+        for s in ("unscaled", "scaled")
+    }
     assert typical["unscaled"] < typical["scaled"]
     saturated = value(
         frame, "mean_softmax_jacobian_norm_saturated_rows", d="64", scaling="unscaled"
@@ -323,8 +340,10 @@ def judged(raw: dict, frame: pd.DataFrame) -> list[bool]:
     cells = [({}, raw["expected"])]
     if "grid" in raw:
         ((axis, labels),) = raw["grid"].items()
-        cells = [({axis: label}, expected)
-                 for label, expected in zip(labels, raw["expected"], strict=True)]  # fmt: skip
+        cells = [
+            ({axis: label}, expected)
+            for label, expected in zip(labels, raw["expected"], strict=True)
+        ]
     verdicts = []
     for extra, expected in cells:
         measured = value(frame, raw["quantity"], **{**raw.get("where", {}), **extra})
@@ -333,8 +352,11 @@ def judged(raw: dict, frame: pd.DataFrame) -> list[bool]:
                 frame, raw["quantity"], **{**raw["where"], **extra, **raw["ratio_to"]}
             )
         op = raw.get("op", "approx")
-        verdicts.append(abs(measured - expected) <= raw.get("tolerance", 0) + 1e-12
-                        if op == "approx" else (measured > expected) == (op == "above"))  # fmt: skip
+        verdicts.append(
+            abs(measured - expected) <= raw.get("tolerance", 0) + 1e-12
+            if op == "approx"
+            else (measured > expected) == (op == "above")
+        )
     return verdicts
 
 
@@ -379,7 +401,8 @@ def test_b2_gradient_is_judged_on_the_saturated_rows_at_a_stated_number_of_keys(
     for n_keys in (3, 16):
         frame = saturation.measure_saturation([64], 600, n_keys, 0.95, seed=0).frame()
         every_row = value(frame, "mean_score_gradient_norm", d="64", scaling="unscaled") / value(
-            frame, "mean_score_gradient_norm", d="64", scaling="scaled")  # fmt: skip
+            frame, "mean_score_gradient_norm", d="64", scaling="scaled"
+        )
         assert every_row > judged_check["expected"]  # the old check's number
         assert all(judged(judged_check, frame)), n_keys
 
@@ -419,8 +442,12 @@ def test_b5_flat_rows_do_nothing_is_judged_and_the_identity_is_not():
         assert all(judged(raw, frame)), raw
     rises = value(frame, "frac_rows_big_key_weight_rises", example="random", factor="2.0")
     assert rises == value(frame, "frac_rows_positive_dot_with_big_key", example="random")
-    identity = [raw for raw in decisive("B5") if raw.get("quantity") == "frac_rows_big_key_weight_rises"
-                and raw["where"]["example"] == "random"]  # fmt: skip
+    identity = [
+        raw
+        for raw in decisive("B5")
+        if raw.get("quantity") == "frac_rows_big_key_weight_rises"
+        and raw["where"]["example"] == "random"
+    ]
     assert not identity  # the share with q.k > 0 decides nothing
 
 

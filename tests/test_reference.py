@@ -164,8 +164,15 @@ def test_snapshot_keeps_small_outputs_and_provenance(tmp_path):
         (bench / f"{job}.tsv").write_text(f"s\th:m:s\n{seconds}\t0:00:{seconds:02.0f}\n")
     files = {kind: source / name for kind, name in snapshot.FILE_NAMES.items()}
     out = tmp_path / "reference" / "test"
-    provenance = snapshot.snapshot(files, {"seeds": [1]}, "test", tmp_path / "benchmarks", out,
-                                   "make compare CONFIG=config/test.yaml", 61)
+    provenance = snapshot.snapshot(
+        files,
+        {"seeds": [1]},
+        "test",
+        tmp_path / "benchmarks",
+        out,
+        "make compare CONFIG=config/test.yaml",
+        61,
+    )
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [*snapshot.FILE_NAMES.values(), "provenance.json", "README.md"]
     )
@@ -203,8 +210,19 @@ def seed_aware(directory, delta=2.0):
     """build()'s comparison as evaluate.compare now writes it: gru_dot (system b, two seeds) with
     its seed-mean se 1.0 on 4 df, and the delta's seed-aware interval [-1, 5]."""
     table = pd.read_csv(directory / "comparisons.csv")
-    table = table.assign(system_a="gru_none", system_b="gru_dot", delta=delta, ci_low=-1.0,
-                         ci_high=5.0, df=6.0, se_a=0.5, df_a=4.0, se_b=1.0, df_b=4.0, seeds=2)
+    table = table.assign(
+        system_a="gru_none",
+        system_b="gru_dot",
+        delta=delta,
+        ci_low=-1.0,
+        ci_high=5.0,
+        df=6.0,
+        se_a=0.5,
+        df_a=4.0,
+        se_b=1.0,
+        df_b=4.0,
+        seeds=2,
+    )
     table.to_csv(directory / "comparisons.csv", index=False)
     return directory
 

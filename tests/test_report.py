@@ -160,15 +160,31 @@ def make_results(
     pd.DataFrame(rows).to_csv(results / "tables" / "scores.csv", index=False)
     # compare writes it beside comparisons.csv (no family of two seeds here: no rows)
     pd.DataFrame(columns=SEED_VARIANCE_COLUMNS).to_csv(
-        results / "tables" / "seed_variance.csv", index=False)  # fmt: skip
+        results / "tables" / "seed_variance.csv", index=False
+    )
     # D1's measure as the ledger reads it: the share of the first bucket's BLEU kept on the last
     share = {v: 1 - drop.get(variant_settings(v)[0], 2.0) / value for v, value in bleu.items()}
-    write_comparisons(results, [
-        comparison("gru_none", v, share[v] - share["gru_none"], share[v] - share["gru_none"] - 0.03,
-                   share[v] - share["gru_none"] + 0.03, bucket=BUCKETS[-1], metric="bleu_share",
-                   mean_a=share["gru_none"], mean_b=share[v], se=0.015, se_a=0.01, se_b=0.01)
-        for v in ("gru_additive", "gru_dot") if "gru_none" in bleu and v in bleu
-    ])  # fmt: skip
+    write_comparisons(
+        results,
+        [
+            comparison(
+                "gru_none",
+                v,
+                share[v] - share["gru_none"],
+                share[v] - share["gru_none"] - 0.03,
+                share[v] - share["gru_none"] + 0.03,
+                bucket=BUCKETS[-1],
+                metric="bleu_share",
+                mean_a=share["gru_none"],
+                mean_b=share[v],
+                se=0.015,
+                se_a=0.01,
+                se_b=0.01,
+            )
+            for v in ("gru_additive", "gru_dot")
+            if "gru_none" in bleu and v in bleu
+        ],
+    )
     verdicts = verdicts or {}
     claims = [
         {
@@ -338,8 +354,10 @@ def test_length_sentence_follows_the_measurement(tmp_path):
     # the shares are the ledger's rows (comparisons.csv, bleu_share, the longest bucket), with
     # their intervals; the direction is the ledger's verdict sentence
     assert "the fixed-vector model keeps 0.20 [0.18, 0.22];" in shown["length"]
-    assert ("GRU, dot keeps 0.95 [0.93, 0.97] (paired difference +0.75 [+0.72, +0.78], p = 0.001)"
-            " and GRU, additive keeps 0.95 [0.93, 0.97]") in shown["length"]
+    assert (
+        "GRU, dot keeps 0.95 [0.93, 0.97] (paired difference +0.75 [+0.72, +0.78], p = 0.001)"
+        " and GRU, additive keeps 0.95 [0.93, 0.97]"
+    ) in shown["length"]
     assert "the fixed-vector model keeps 0.90 [0.88, 0.92];" in hidden["length"]
     for files in (shown, hidden):
         assert_no_placeholders(text_of(files))
@@ -350,8 +368,10 @@ def test_threats_name_the_head_count_stood_in_for_and_the_missing_converged_stud
     config = {**CONFIG, "convergence": {"references": [], "effects": {}}}
     files = generate(make_results(tmp_path, bleu), config=config)
     # 8 heads 16 wide: the width of Vaswani's h = 32, not its count
-    assert ("the most heads trained here are 8, of width $d_k = 16$, so claim D5 tests heads as"
-            " narrow as that setting's but not its head count") in files["threats"]
+    assert (
+        "the most heads trained here are 8, of width $d_k = 16$, so claim D5 tests heads as"
+        " narrow as that setting's but not its head count"
+    ) in files["threats"]
     assert "No reference of the converged study" in files["threats"]
     assert "is yet checked against models trained to convergence" in files["abstract"]
 
@@ -372,8 +392,9 @@ def test_masking_sentence_follows_the_measurement(tmp_path):
     # separate intervals (2.0 [1, 3] against 20) never decide that generation is worse
     assert "whether it is worse is not decided here" in copying["masking"]
     results = tmp_path / "a" / "results"
-    write_comparisons(results, [comparison("transformer", "transformer.causal_mask-false",
-                                           -18.0, -19.0, -17.0)])  # fmt: skip
+    write_comparisons(
+        results, [comparison("transformer", "transformer.causal_mask-false", -18.0, -19.0, -17.0)]
+    )
     paired = generate(results)["masking"]
     assert "worse on the same sentences: the pattern expected of a" in paired
     assert "measures directly" in paired
@@ -382,8 +403,13 @@ def test_masking_sentence_follows_the_measurement(tmp_path):
         in (no_copying["masking"])
     )
     # the padding mask hides filler keys: its switch is judged on generation, never as copying
-    padding = generate(make_results(tmp_path / "c", {**BASE, "transformer.padding_mask-false": 24.0},
-                                    train_loss={"transformer.padding_mask-false": 0.5}))  # fmt: skip
+    padding = generate(
+        make_results(
+            tmp_path / "c",
+            {**BASE, "transformer.padding_mask-false": 24.0},
+            train_loss={"transformer.padding_mask-false": 0.5},
+        )
+    )
     assert "With no padding mask, BLEU is 24.0" in padding["masking"]
     assert "its generation is not compared with the base model's" in padding["masking"]
     assert "copying" not in padding["masking"] and "copies" not in padding["masking"]
@@ -437,9 +463,7 @@ def test_padding_weight_names_only_the_runs_where_it_is_not_zero(tmp_path):
         )
     text = generate(results)["masking"]
     assert "In 2 of the 3 analysed runs padding keys receive exactly zero weight" in text
-    assert (
-        "mean weight per row of 0.060 (Transformer)" in text
-    )
+    assert "mean weight per row of 0.060 (Transformer)" in text
     assert "GRU, dot" not in text  # the masked runs are counted, not listed
 
 
@@ -492,28 +516,53 @@ def test_missing_evidence_reads_as_pending(tmp_path):
 
 def seed_variance_row(variant: str, sd: float, p: float, seeds: int = 2) -> dict:
     """A whole-set BLEU row of seed_variance.csv (final models) of the family 'gru, 2 epochs'."""
-    return {"family": "gru, 2 epochs", "variant": variant, "test_set": "test", "epoch": "final",
-            "bucket": "all", "metric": "bleu", "seeds": seeds, "seed_sd": sd, "pooled_sd": 0.8,
-            "pooled_df": 3, "bartlett_statistic": 6.0, "bartlett_p": p, "pooled": not p < 0.05}  # fmt: skip
+    return {
+        "family": "gru, 2 epochs",
+        "variant": variant,
+        "test_set": "test",
+        "epoch": "final",
+        "bucket": "all",
+        "metric": "bleu",
+        "seeds": seeds,
+        "seed_sd": sd,
+        "pooled_sd": 0.8,
+        "pooled_df": 3,
+        "bartlett_statistic": 6.0,
+        "bartlett_p": p,
+        "pooled": not p < 0.05,
+    }
 
 
 POOLING_CASES = {  # seed_variance.csv's rows -> what the appendix says
-    "rejected": ([seed_variance_row("gru_additive", 0.2, 0.01),
-                  seed_variance_row("gru_dot", 1.4, 0.01)],
-                 "The test rejects equal variance in 1 of the 1 families: GRU, 2 epochs on"
-                 r" \texttt{test} (p = 0.010); their comparisons use their own seeds."),
-    "untested": ([seed_variance_row("gru_additive", 0.0, float("nan")),
-                  seed_variance_row("gru_dot", 1.4, float("nan"))],
-                 r"scored alike (a variance of zero), so GRU, 2 epochs on \texttt{test}{} pools"
-                 " untested."),
-    "one seed": ([seed_variance_row(v, float("nan"), float("nan"), seeds=1)
-                  for v in ("gru_additive", "gru_dot")],
-                 "Every variant was trained with one seed: there is no seed variance"),
-    "one variant of two seeds": ([seed_variance_row("gru_additive", 0.3, float("nan")),
-                                  seed_variance_row("gru_dot", float("nan"), float("nan"), 1)],
-                                 "No family has two variants trained with two seeds or more"),
+    "rejected": (
+        [seed_variance_row("gru_additive", 0.2, 0.01), seed_variance_row("gru_dot", 1.4, 0.01)],
+        "The test rejects equal variance in 1 of the 1 families: GRU, 2 epochs on"
+        r" \texttt{test} (p = 0.010); their comparisons use their own seeds.",
+    ),
+    "untested": (
+        [
+            seed_variance_row("gru_additive", 0.0, float("nan")),
+            seed_variance_row("gru_dot", 1.4, float("nan")),
+        ],
+        r"scored alike (a variance of zero), so GRU, 2 epochs on \texttt{test}{} pools"
+        " untested.",
+    ),
+    "one seed": (
+        [
+            seed_variance_row(v, float("nan"), float("nan"), seeds=1)
+            for v in ("gru_additive", "gru_dot")
+        ],
+        "Every variant was trained with one seed: there is no seed variance",
+    ),
+    "one variant of two seeds": (
+        [
+            seed_variance_row("gru_additive", 0.3, float("nan")),
+            seed_variance_row("gru_dot", float("nan"), float("nan"), 1),
+        ],
+        "No family has two variants trained with two seeds or more",
+    ),
     "empty": ([], "No comparison was made in this build"),
-}  # fmt: skip
+}
 
 
 def pooling_text(results: Path) -> str:
@@ -530,7 +579,8 @@ def test_the_pooling_appendix_says_what_bartletts_test_decided(tmp_path, case):
     rows, said = POOLING_CASES[case]
     results = make_results(tmp_path, BASE, seeds=(1, 2))
     pd.DataFrame(rows, columns=SEED_VARIANCE_COLUMNS).to_csv(
-        results / "tables" / "seed_variance.csv", index=False)  # fmt: skip
+        results / "tables" / "seed_variance.csv", index=False
+    )
     text = pooling_text(results)
     assert said in text and "Bartlett's test of equal variances" in text
     drawn = case in ("rejected", "untested")
@@ -548,10 +598,7 @@ def test_a_diverged_run_is_said_in_words(tmp_path):
     files = generate(results)
     said = r"GRU, dot (diverged)"
     assert said in files["training"]
-    assert (
-        r"GRU, no attention (missing)"
-        in (files["training"])
-    )
+    assert r"GRU, no attention (missing)" in (files["training"])
     assert r"GRU, dot & \emph{diverged}" in files["results"]
     assert said in files["threats"]
 
@@ -571,8 +618,19 @@ def test_a_pending_claim_says_why_once(tmp_path):
 
 def test_the_headline_table_and_the_discussion_read_the_verdicts(tmp_path):
     results = make_results(tmp_path, BASE)
-    set_claim(results, "D2", "partly", "fail", "equivalence_failed", op="equivalent", allowed="1.0",
-              p_adjusted="0.003", value="-4.34", ci_low="-5.14", ci_high="-3.60")  # fmt: skip
+    set_claim(
+        results,
+        "D2",
+        "partly",
+        "fail",
+        "equivalence_failed",
+        op="equivalent",
+        allowed="1.0",
+        p_adjusted="0.003",
+        value="-4.34",
+        ci_low="-5.14",
+        ci_high="-3.60",
+    )
     files = generate(results)
     table = files["results"][: files["results"].index(r"\label{tab:headline}")]
     # one row per claim on trained translators: measured, what its check asks, interval, the p
@@ -612,18 +670,30 @@ def test_a_claim_judged_in_another_section_is_not_repeated_in_the_probes(tmp_pat
 def test_claims_ledger_macros_and_checks(tmp_path):
     results = make_results(tmp_path, BASE)
     set_claim(results, "D4", "not reproduced", "fail", "wrong_side")
-    set_claim(results, "D5", "inconclusive", "inconclusive", "floor",
-              facts=json.dumps({"floor": {"metric": "bleu", "bucket": "shortest", "below": 5},
-                                "below_floor": {"gru_none": 2.7}}))  # fmt: skip
+    set_claim(
+        results,
+        "D5",
+        "inconclusive",
+        "inconclusive",
+        "floor",
+        facts=json.dumps(
+            {
+                "floor": {"metric": "bleu", "bucket": "shortest", "below": 5},
+                "below_floor": {"gru_none": 2.7},
+            }
+        ),
+    )
     files = generate(results)
     assert r"0.75 [0.70, 0.80] & \raggedright \textbf{not reproduced}" in files["ledger"]
     assert r"\textit{inconclusive}" in files["ledger"]
     assert r"\ref{sec:masking}" in files["ledger"] and r"\ref{app:ledger}" in files["claims"]
-    counted = re.search(r"In this build (\d+) of the (\d+) claims are reproduced, (\d+) partly,"
-                        r"\s+(\d+) not reproduced,\s+(\d+) inconclusive and (\d+) pending",
-                        files["claims"])  # fmt: skip
+    counted = re.search(
+        r"In this build (\d+) of the (\d+) claims are reproduced, (\d+) partly,"
+        r"\s+(\d+) not reproduced,\s+(\d+) inconclusive and (\d+) pending",
+        files["claims"],
+    )
     assert counted and list(map(int, counted.groups())) == [5, 7, 0, 1, 1, 0]
-    assert_no_identifiers(files["checks"][files["checks"].index("endhead"):])
+    assert_no_identifiers(files["checks"][files["checks"].index("endhead") :])
     assert r"\newcommand{\ClaimVerdictDFour}{not reproduced}" in files["macros"]
     assert r"\newcommand{\ClaimsNotReproduced}{1}" in files["macros"]
     assert r"\newcommand{\ClaimsInconclusive}{1}" in files["macros"]
@@ -849,6 +919,7 @@ def test_the_training_figure_has_a_panel_per_family(tmp_path):
     fig = training.training_figure(load(make_results(tmp_path, bleu)))
     panels = {ax.get_title(): ax for ax in fig.axes if ax.get_visible()}
     assert set(panels) == {"base models", "heads: Transformer", "masks: Transformer"}
+
     def legend(ax):  # each panel's legend sits under it, in the panel's own subfigure
         return [t.get_text() for t in ax.figure.legends[0].get_texts()]
 
@@ -859,9 +930,15 @@ def test_the_training_figure_has_a_panel_per_family(tmp_path):
 
 def test_training_lines_are_named_by_what_their_sweep_changes():
     base, names = training.line_names(["T, 1 head", "T", "T, 8 heads"])
-    assert base == "T" and names == {"T": "base model", "T, 1 head": "1 head", "T, 8 heads": "8 heads"}
+    assert base == "T" and names == {
+        "T": "base model",
+        "T, 1 head": "1 head",
+        "T, 8 heads": "8 heads",
+    }
     assert training.line_names(["GRU, additive", "GRU, additive, capped", "GRU, no attention"]) == (
-        "", {n: n for n in ["GRU, additive", "GRU, additive, capped", "GRU, no attention"]})
+        "",
+        {n: n for n in ["GRU, additive", "GRU, additive, capped", "GRU, no attention"]},
+    )
 
 
 def test_the_alignment_panels_share_the_first_panels_piece_labels(tmp_path):
@@ -1034,10 +1111,20 @@ def test_gpu_rows_measured_elsewhere_name_their_source(tmp_path):
     measured = ROOT / "benchmarks" / "gpu" / "NVIDIA_H200" / "attention_cuda.csv"
     shutil.copy(measured, results / "bench" / "attention_cuda.csv")
     # a CPU bench this build wrote, its name several words before the device: not from elsewhere
-    pd.DataFrame({"device": "cpu", "device_name": "test cpu", "commit": "abc1234", "torch": "2",
-                  "triton": "3", "variant": ["gru_additive", "transformer"], "sentence_tokens": 64,
-                  "batch_tokens": 1250, "time_ms": [20.0, 10.0], "status": "ok"}).to_csv(
-        results / "bench" / "train_step_lengths_cpu.csv", index=False)  # fmt: skip
+    pd.DataFrame(
+        {
+            "device": "cpu",
+            "device_name": "test cpu",
+            "commit": "abc1234",
+            "torch": "2",
+            "triton": "3",
+            "variant": ["gru_additive", "transformer"],
+            "sentence_tokens": 64,
+            "batch_tokens": 1250,
+            "time_ms": [20.0, 10.0],
+            "status": "ok",
+        }
+    ).to_csv(results / "bench" / "train_step_lengths_cpu.csv", index=False)
     config = {**CONFIG, "bench": {"devices": ["cpu"], "measured": ["benchmarks/gpu/NVIDIA_H200"]}}
     files = generate(results, config=config)
     assert "The GPU kernel rows come from one run of" in files["threats"]
@@ -1126,17 +1213,25 @@ def test_cost_says_d6s_ratio_at_the_longest_length_and_the_crossing(tmp_path):
     """D6's sentence from train_step_lengths rows: a GPU's when there are any, else the CPU's
     with the GPU measurement said pending; none at all: the benchmark is pending."""
     results = make_results(tmp_path, BASE)
-    assert "The training-step benchmark against sentence length (claim D6) is pending" in (
-        generate(results)["cost"]
+    assert (
+        "The training-step benchmark against sentence length (claim D6) is pending"
+        in (generate(results)["cost"])
     )
 
     def rows(device, name, ratios):
         return pd.DataFrame(
-            {"device": device, "device_name": name, "batch_tokens": 8192, "status": "ok",
-             "variant": variant, "sentence_tokens": length,
-             "time_ms": 10.0 * (ratio if variant == "transformer" else 1.0)}
-            for length, ratio in ratios.items() for variant in ("gru_additive", "transformer")
-        )  # fmt: skip
+            {
+                "device": device,
+                "device_name": name,
+                "batch_tokens": 8192,
+                "status": "ok",
+                "variant": variant,
+                "sentence_tokens": length,
+                "time_ms": 10.0 * (ratio if variant == "transformer" else 1.0),
+            }
+            for length, ratio in ratios.items()
+            for variant in ("gru_additive", "transformer")
+        )
 
     rows("cpu", "Xeon", {16: 3.0, 64: 1.5}).to_csv(
         results / "bench" / "train_step_lengths_cpu.csv", index=False
@@ -1157,15 +1252,34 @@ def test_cost_says_d6s_ratio_at_the_longest_length_and_the_crossing(tmp_path):
 
 def wording_check(status: str, reason: str, op: str = "above") -> claim_facts.Check:
     """A check whose label, facts and systems are all identifiers the wording must not print."""
-    facts = {"comparison": "d1_additive_vs_none", "system_a": "gru_none-s1",
-             "system_b": "gru_additive-s1", "test_set": "test_long", "needed": 3,
-             "floor": {"metric": "bleu", "bucket": "shortest", "below": 5},
-             "below_floor": {"gru_none-s1": 2.7}}  # fmt: skip
+    facts = {
+        "comparison": "d1_additive_vs_none",
+        "system_a": "gru_none-s1",
+        "system_b": "gru_additive-s1",
+        "test_set": "test_long",
+        "needed": 3,
+        "floor": {"metric": "bleu", "bucket": "shortest", "below": 5},
+        "below_floor": {"gru_none-s1": 2.7},
+    }
     return claim_facts.Check(
-        check=2, label="d_k_sweep[dims=4]", status=status, reason=reason, op=op, fmt=".2f",
-        expected=0.5, allowed=1.0, value=0.4, ci_low=0.3, ci_high=0.6, df=4.0, p_value=0.01,
-        p_adjusted=0.2, family_size=3, deviation=0.1, facts=facts,
-    )  # fmt: skip
+        check=2,
+        label="d_k_sweep[dims=4]",
+        status=status,
+        reason=reason,
+        op=op,
+        fmt=".2f",
+        expected=0.5,
+        allowed=1.0,
+        value=0.4,
+        ci_low=0.3,
+        ci_high=0.6,
+        df=4.0,
+        p_value=0.01,
+        p_adjusted=0.2,
+        family_size=3,
+        deviation=0.1,
+        facts=facts,
+    )
 
 
 def latex_of(macro: str, **values) -> str:
@@ -1188,8 +1302,10 @@ def test_every_reason_code_is_worded_without_identifiers(reason):
 def test_reason_codes_and_statuses_have_wordings_of_their_own():
     reasons = {latex_of("reason", check=wording_check(REASONS[r], r)) for r in REASONS}
     statuses = {latex_of("status_word", status=status) for status in STATUSES}
-    asked = {latex_of("asked", check=wording_check("pass", "beyond_threshold", op))
-             for op in ("approx", "above", "below", "equivalent", "non_inferior", "report")}
+    asked = {
+        latex_of("asked", check=wording_check("pass", "beyond_threshold", op))
+        for op in ("approx", "above", "below", "equivalent", "non_inferior", "report")
+    }
     assert len(reasons) == len(REASONS) and "" not in reasons
     assert len(statuses) == len(STATUSES) and "" not in statuses
     assert len(asked) == 6
@@ -1199,9 +1315,12 @@ def test_every_verdict_is_worded_in_both_renderings_without_identifiers():
     sentences = set()
     for verdict in (*VERDICTS, "missing"):
         status, reason = OUTCOME_OF.get(verdict, ("pending", "not_run"))
-        claim = claim_facts.Claim(id="D1", verdict=verdict, short="attention keeps length",
-                                  checks=[wording_check(status, reason),
-                                          wording_check("pass", "beyond_threshold")])
+        claim = claim_facts.Claim(
+            id="D1",
+            verdict=verdict,
+            short="attention keeps length",
+            checks=[wording_check(status, reason), wording_check("pass", "beyond_threshold")],
+        )
         plain, tex = wording.verdict_text(claim), latex_of("verdict_sentence", claim=claim)
         assert "D1" in plain and "D1" in tex
         assert_no_identifiers(plain)

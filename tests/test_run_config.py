@@ -18,8 +18,16 @@ def test_run_config_holds_the_settings_and_follows_their_changes(tmp_path):
     assert first.returncode == 0, first.stderr[-2000:]
     settings = json.loads((workdir / RUN).read_text())
     assert set(settings) == {
-        "run", "variant", "base_model", "sweep", "seed", "src", "tgt", "model", "train",
-    }  # fmt: skip
+        "run",
+        "variant",
+        "base_model",
+        "sweep",
+        "seed",
+        "src",
+        "tgt",
+        "model",
+        "train",
+    }
     assert settings["run"] == "sweep_transformer.heads-1-s1" and settings["seed"] == 1
     assert settings["base_model"] == "sweep_transformer" and settings["sweep"] == {"heads": 1}
     assert settings["model"]["heads"] == 1 and "train" not in settings["model"]

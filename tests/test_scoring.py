@@ -89,9 +89,15 @@ def write_point(run_dir, point, hypotheses):
     leave them (the run's meta.json lists the point)."""
     (run_dir / "ladder").mkdir(exist_ok=True)
     (run_dir / "ladder" / f"hyp.e{point}.t.en").write_text("".join(h + "\n" for h in hypotheses))
-    score_test_set("t", SOURCES, hypotheses, REFERENCES, edges=[0, 10, 20],
-                   min_bucket_sentences=20, n_bootstrap=1,
-                   ).to_csv(run_dir / "ladder" / f"scores.e{point}.t.csv", index=False)
+    score_test_set(
+        "t",
+        SOURCES,
+        hypotheses,
+        REFERENCES,
+        edges=[0, 10, 20],
+        min_bucket_sentences=20,
+        n_bootstrap=1,
+    ).to_csv(run_dir / "ladder" / f"scores.e{point}.t.csv", index=False)
     meta = json.loads((run_dir / "meta.json").read_text())
     meta.setdefault("ladder", {"final": {"weights_epoch": 3}})[str(point)] = {"weights_epoch": 1}
     (run_dir / "meta.json").write_text(json.dumps(meta))
@@ -124,8 +130,16 @@ def write_run(run_dir, status, model=GRU, variant="a", seed=1, hypotheses=HYPOTH
     }
     (run_dir / "meta.json").write_text(json.dumps(meta))
     pd.DataFrame(
-        {"epoch": [1], "steps": [3], "train_loss": [3.0], "val_loss": [2.5], "lr": [0.001],
-         "target_tokens": [300], "wall_s": [3.0], "tokens_per_s": [100.0]}
+        {
+            "epoch": [1],
+            "steps": [3],
+            "train_loss": [3.0],
+            "val_loss": [2.5],
+            "lr": [0.001],
+            "target_tokens": [300],
+            "wall_s": [3.0],
+            "tokens_per_s": [100.0],
+        }
     ).to_csv(run_dir / "log.csv", index=False)
     (run_dir / "hyp.t.en").write_text("".join(h + "\n" for h in hypotheses))
     score_test_set(
@@ -154,8 +168,9 @@ def test_collect_keeps_a_diverged_run_as_a_result_without_scores(tmp_path):
 
 def test_every_setting_is_a_column(tmp_path):
     write_run(tmp_path / "a-s1", "ok")
-    write_run(tmp_path / "b.scale-false-s2", "ok", model=TRANSFORMER, variant="b.scale-false",
-              seed=2)
+    write_run(
+        tmp_path / "b.scale-false-s2", "ok", model=TRANSFORMER, variant="b.scale-false", seed=2
+    )
     table = collect(["a-s1", "b.scale-false-s2"], tmp_path, ["t"])
     settings = table.drop_duplicates("run").set_index("run")
     gru, transformer = settings.loc["a-s1"], settings.loc["b.scale-false-s2"]
@@ -227,17 +242,32 @@ def test_budget_points_are_scored_and_compared_beside_the_final_models(tmp_path)
     scores = collect(["a-s1", "b-s1", "c-s1"], runs, ["t"], points)
     bleu = scores[(scores.metric == "bleu") & (scores.bucket == "all")]
     assert sorted(map(tuple, bleu[["run", "epoch"]].values)) == [
-        ("a-s1", "1"), ("a-s1", "final"), ("b-s1", "1"), ("b-s1", "final"), ("c-s1", "final")]
+        ("a-s1", "1"),
+        ("a-s1", "final"),
+        ("b-s1", "1"),
+        ("b-s1", "final"),
+        ("c-s1", "final"),
+    ]
     assert set(scores[scores.test_set == "train"].epoch) == {"final"}
     assert len(final_point(scores)) == len(collect(["a-s1", "b-s1", "c-s1"], runs, ["t"]))
 
     table, _ = comparing.compare(
-        [("b_vs_a", "a", "b", "t"), ("c_vs_a", "a", "c", "t")], runs,
-        ["a-s1", "b-s1", "c-s1"], tmp_path / "data", "de", "en", edges=[0, 10, 20],
-        min_bucket_sentences=20, resamples=50, seed=0,
-    )  # fmt: skip
-    whole = table[(table.metric == "bleu") & (table.bucket == "all")].set_index(
-        ["comparison", "epoch"]).delta  # fmt: skip
+        [("b_vs_a", "a", "b", "t"), ("c_vs_a", "a", "c", "t")],
+        runs,
+        ["a-s1", "b-s1", "c-s1"],
+        tmp_path / "data",
+        "de",
+        "en",
+        edges=[0, 10, 20],
+        min_bucket_sentences=20,
+        resamples=50,
+        seed=0,
+    )
+    whole = (
+        table[(table.metric == "bleu") & (table.bucket == "all")]
+        .set_index(["comparison", "epoch"])
+        .delta
+    )
     assert whole.loc[("b_vs_a", "1")] == 0 and whole.loc[("b_vs_a", "final")] > 0
     assert set(table[table.comparison == "c_vs_a"].epoch) == {"final"}  # c has no point 1
 
@@ -249,10 +279,33 @@ def test_compare_command_line_writes_the_table(tmp_path):
     write_run(tmp_path / "runs" / "a-s1", "ok", variant="a")
     write_run(tmp_path / "runs" / "b-s1", "diverged", variant="b")
     out = tmp_path / "comparisons.csv"
-    comparing.main(["--runs-dir", str(tmp_path / "runs"), "--runs", "a-s1", "b-s1",
-                    "--pair", "x", "a", "b", "t", "--data-dir", str(tmp_path / "data"),
-                    "--src", "de", "--tgt", "en", "--bucket-edges", "0", "10",
-                    "--resamples", "10", "--out", str(out)])
+    comparing.main(
+        [
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--runs",
+            "a-s1",
+            "b-s1",
+            "--pair",
+            "x",
+            "a",
+            "b",
+            "t",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--src",
+            "de",
+            "--tgt",
+            "en",
+            "--bucket-edges",
+            "0",
+            "10",
+            "--resamples",
+            "10",
+            "--out",
+            str(out),
+        ]
+    )
     table = pd.read_csv(out)
     assert list(table.columns) == comparing.COLUMNS and table.empty  # b diverged: skipped
     variances = pd.read_csv(tmp_path / "seed_variance.csv")
@@ -276,13 +329,27 @@ def test_seeds_that_disagree_in_sign_widen_the_interval_across_zero_and_leave_it
     (tmp_path / "data" / "t.de").write_text("".join(s + "\n" for s in SOURCES))
     (tmp_path / "data" / "t.en").write_text("".join(r + "\n" for r in PERFECT))
     runs = tmp_path / "runs"
-    for (variant, seed), hypotheses in {("a", 1): POOR, ("b", 1): PERFECT, ("a", 2): PERFECT,
-                                         ("b", 2): SHORTER}.items():  # fmt: skip
-        write_run(runs / f"{variant}-s{seed}", "ok", variant=variant, seed=seed,
-                  hypotheses=hypotheses)  # fmt: skip
-    table, _ = comparing.compare([("b_vs_a", "a", "b", "t")], runs, ["a-s1", "a-s2", "b-s1", "b-s2"],
-                              tmp_path / "data", "de", "en", edges=[0, 10, 20],
-                              min_bucket_sentences=20, resamples=400, seed=0)  # fmt: skip
+    for (variant, seed), hypotheses in {
+        ("a", 1): POOR,
+        ("b", 1): PERFECT,
+        ("a", 2): PERFECT,
+        ("b", 2): SHORTER,
+    }.items():
+        write_run(
+            runs / f"{variant}-s{seed}", "ok", variant=variant, seed=seed, hypotheses=hypotheses
+        )
+    table, _ = comparing.compare(
+        [("b_vs_a", "a", "b", "t")],
+        runs,
+        ["a-s1", "a-s2", "b-s1", "b-s2"],
+        tmp_path / "data",
+        "de",
+        "en",
+        edges=[0, 10, 20],
+        min_bucket_sentences=20,
+        resamples=400,
+        seed=0,
+    )
     row = table.set_index(["bucket", "metric"]).loc[("all", "bleu")]
     per_seed = json.loads(row.seed_deltas)
     assert per_seed["1"] > 0 > per_seed["2"]
@@ -307,9 +374,18 @@ def test_what_a_system_generates_is_compared_too(tmp_path):
     runs = tmp_path / "runs"
     write_run(runs / "a-s1", "ok", variant="a", hypotheses=[""] * 30 + SHORTER[:25])
     write_run(runs / "b-s1", "ok", variant="b", hypotheses=PERFECT)
-    table, _ = comparing.compare([("b_vs_a", "a", "b", "t")], runs, ["a-s1", "b-s1"],
-                              tmp_path / "data", "de", "en", edges=[0, 10, 20],
-                              min_bucket_sentences=20, resamples=100, seed=0)  # fmt: skip
+    table, _ = comparing.compare(
+        [("b_vs_a", "a", "b", "t")],
+        runs,
+        ["a-s1", "b-s1"],
+        tmp_path / "data",
+        "de",
+        "en",
+        edges=[0, 10, 20],
+        min_bucket_sentences=20,
+        resamples=100,
+        seed=0,
+    )
     rows = table[table.bucket == "all"].set_index("metric")
     assert rows.loc["empty_share", "mean_a"] == pytest.approx(30 / 55)
     assert rows.loc["empty_share", "mean_b"] == 0
@@ -322,8 +398,13 @@ def test_what_a_system_generates_is_compared_too(tmp_path):
 def test_a_runs_settings_are_read_one_way_whatever_file_holds_them():
     from softlookup.rundir import run_settings
 
-    asked = {"variant": "sweep_transformer.heads-8", "base_model": "sweep_transformer", "seed": 2,
-             "model": {"arch": "transformer", "heads": 8}, "train": {"epochs": 3}}
+    asked = {
+        "variant": "sweep_transformer.heads-8",
+        "base_model": "sweep_transformer",
+        "seed": 2,
+        "model": {"arch": "transformer", "heads": 8},
+        "train": {"epochs": 3},
+    }
     trained = {"run": asked, "model_config": {"arch": "transformer", "heads": 8, "d_k": None}}
     pending = run_settings("sweep_transformer.heads-8-s2", asked, {})
     done = run_settings("sweep_transformer.heads-8-s2", asked, trained)
@@ -332,6 +413,10 @@ def test_a_runs_settings_are_read_one_way_whatever_file_holds_them():
     assert done.model == trained["model_config"]  # trained: the settings it trained with
     assert done == config_gone
     assert (done.variant, done.base_model, done.seed, done.train) == (
-        "sweep_transformer.heads-8", "sweep_transformer", 2, {"epochs": 3})
+        "sweep_transformer.heads-8",
+        "sweep_transformer",
+        2,
+        {"epochs": 3},
+    )
     bare = run_settings("gru_dot-s1", {}, {})  # only the name: variant and base from it
     assert (bare.variant, bare.base_model, bare.seed) == ("gru_dot", "gru_dot", None)

@@ -54,13 +54,32 @@ def requests(tmp_path: Path, *configs: str) -> dict[str, str]:
         os.utime(data / name, (now - age, now - age))  # the BPE model newer than its inputs
     log = tmp_path / "sbatch.log"
     fake_slurm(tmp_path / "bin", log)
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin",
-           "SBATCH_ACCOUNT": "acct1", "SBATCH_PARTITION": "gpuq"}
+    env = {
+        **os.environ,
+        "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin",
+        "SBATCH_ACCOUNT": "acct1",
+        "SBATCH_PARTITION": "gpuq",
+    }
     result = subprocess.run(
-        [SNAKEMAKE, "--workflow-profile", "profiles/slurm", "--configfile", *configs,
-         "--slurm-init-seconds-before-status-checks", "1", "--jobs", "4",
-         "results/runs/transformer-s1/model.pt", "results/bench/attention_cpu.csv"],
-        cwd=workdir, env=env, capture_output=True, text=True, check=False, timeout=300,
+        [
+            SNAKEMAKE,
+            "--workflow-profile",
+            "profiles/slurm",
+            "--configfile",
+            *configs,
+            "--slurm-init-seconds-before-status-checks",
+            "1",
+            "--jobs",
+            "4",
+            "results/runs/transformer-s1/model.pt",
+            "results/bench/attention_cpu.csv",
+        ],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
     )
     assert log.exists(), result.stdout[-3000:] + result.stderr[-3000:]
     found = {}
@@ -74,8 +93,7 @@ def test_the_sbatch_request_keeps_runtime_memory_cpus_and_gpus(tmp_path):
     asked = requests(tmp_path, "config/paper.yaml")
     assert set(asked) == {"train", "bench_attention"}  # run_config is a local rule
     train = asked["train"]
-    for option in ("-A acct1", "-p gpuq", "-t 240", "--mem 32000", "--cpus-per-task=8",
-                   "--gpus=1"):
+    for option in ("-A acct1", "-p gpuq", "-t 240", "--mem 32000", "--cpus-per-task=8", "--gpus=1"):
         assert option in train, (option, train)
     bench = asked["bench_attention"]
     assert "--gpus" not in bench and "gres" not in bench  # the CPU benchmark never asks
@@ -94,8 +112,11 @@ def rule_blocks() -> dict[str, str]:
     `use rule a as b` has a's text, and its own."""
     blocks = {}
     for path in [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]:
-        parts = re.split(r"^ *(?:(?:rule|checkpoint) (\w+)|use rule (\w+) as (\w+) with):\n",
-                         path.read_text(), flags=re.M)  # fmt: skip
+        parts = re.split(
+            r"^ *(?:(?:rule|checkpoint) (\w+)|use rule (\w+) as (\w+) with):\n",
+            path.read_text(),
+            flags=re.M,
+        )
         for name, parent, copy, text in zip(*(parts[i::4] for i in (1, 2, 3, 4)), strict=True):
             blocks[name or copy] = blocks[parent] + text if parent else text
     return blocks
@@ -103,29 +124,35 @@ def rule_blocks() -> dict[str, str]:
 
 def cluster_patterns() -> tuple[str, ...]:
     """The Snakefile's CLUSTER_RULES: names or patterns of the rules whose jobs are queued."""
-    found = re.search(r"^CLUSTER_RULES = (\(.*?\))$", (ROOT / "Snakefile").read_text(),
-                      flags=re.M | re.S)  # fmt: skip
+    found = re.search(
+        r"^CLUSTER_RULES = (\(.*?\))$", (ROOT / "Snakefile").read_text(), flags=re.M | re.S
+    )
     return ast.literal_eval(found.group(1))
 
 
 def test_only_the_named_heavy_rules_reach_the_cluster(tmp_path):
     workdir = project_sources(tmp_path)
-    result = subprocess.run([SNAKEMAKE, "--list-rules"], cwd=workdir, capture_output=True,
-                            text=True, check=False)  # fmt: skip
+    result = subprocess.run(
+        [SNAKEMAKE, "--list-rules"], cwd=workdir, capture_output=True, text=True, check=False
+    )
     rules, blocks, patterns = set(result.stdout.split()), rule_blocks(), cluster_patterns()
     assert set(blocks) <= rules, set(blocks) - rules  # (rules named in code: only --list-rules)
     stale = [p for p in patterns if not fnmatch.filter(rules, p)]
     assert not stale, stale  # each names a rule of the workflow
     queued = {rule for rule in rules if any(fnmatch.fnmatchcase(rule, p) for p in patterns)}
     # a rule that asks for threads or resources is heavy: it must be named, not run locally
-    asking = {name for name, text in blocks.items()
-              if re.search(r"^    (threads|resources):", text, flags=re.M)}  # fmt: skip
+    asking = {
+        name
+        for name, text in blocks.items()
+        if re.search(r"^    (threads|resources):", text, flags=re.M)
+    }
     assert asking <= queued, asking - queued
     # every other rule is local, the light ones added later included
     assert {"fetch_corpus_file", "paper", "figure_length_curves"}.isdisjoint(queued)
 
 
 # --- a live one-node SLURM --------------------------------------------------------------------
+
 
 def cancel_first_training_job(env: dict, run: str, cancelled: list, stop: threading.Event):
     """Play the time limit: cancel the first SLURM job that trains `run`, once."""
@@ -148,26 +175,49 @@ def test_the_tiny_config_runs_on_a_live_slurm(tmp_path):
     # the tiny config, three of its runs (about 30 SLURM jobs), a training job may be retried once
     runs = ["gru_none", "gru_dot", "transformer"]
     retry = workdir / "retry.yaml"
-    retry.write_text(yaml.safe_dump({
-        "run_only": runs, "resources": {"train_retries": 1},
-        "analysis": {"runs": [f"{run}-s1" for run in runs], "every_run": False},
-    }))
+    retry.write_text(
+        yaml.safe_dump(
+            {
+                "run_only": runs,
+                "resources": {"train_retries": 1},
+                "analysis": {"runs": [f"{run}-s1" for run in runs], "every_run": False},
+            }
+        )
+    )
     started = time.monotonic()
     with slurm_cluster.local_slurm(tmp_path / "slurm", gres=True) as env:
-        env = {**env, "SOFTLOOKUP_MIRROR": str(mirror()), "SBATCH_PARTITION": "debug",
-               "PATH": "/usr/bin:/bin"}
+        env = {
+            **env,
+            "SOFTLOOKUP_MIRROR": str(mirror()),
+            "SBATCH_PARTITION": "debug",
+            "PATH": "/usr/bin:/bin",
+        }
         cancelled, stop = [], threading.Event()
-        watcher = threading.Thread(target=cancel_first_training_job,
-                                   args=(env, "gru_none-s1", cancelled, stop), daemon=True)
+        watcher = threading.Thread(
+            target=cancel_first_training_job,
+            args=(env, "gru_none-s1", cancelled, stop),
+            daemon=True,
+        )
         watcher.start()
         # The README's command, plus only the status option a cluster without accounting needs
-        command = [SNAKEMAKE, "--workflow-profile", "profiles/slurm",
-                   "--configfile", "config/test.yaml", str(retry),
-                   "--slurm-status-command", "squeue",
-                   "--slurm-keep-successful-logs", "--slurm-init-seconds-before-status-checks",
-                   "2", "--latency-wait", "10"]
-        result = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True,
-                                check=False, timeout=2400)
+        command = [
+            SNAKEMAKE,
+            "--workflow-profile",
+            "profiles/slurm",
+            "--configfile",
+            "config/test.yaml",
+            str(retry),
+            "--slurm-status-command",
+            "squeue",
+            "--slurm-keep-successful-logs",
+            "--slurm-init-seconds-before-status-checks",
+            "2",
+            "--latency-wait",
+            "10",
+        ]
+        result = subprocess.run(
+            command, cwd=workdir, env=env, capture_output=True, text=True, check=False, timeout=2400
+        )
         stop.set()
         output = result.stdout + result.stderr
         (tmp_path / "snakemake.out").write_text(output)
@@ -182,12 +232,18 @@ def test_the_tiny_config_runs_on_a_live_slurm(tmp_path):
         assert not (logs / "rule_paper").exists() and not (logs / "rule_fetch_corpus_file").exists()
         # the cancelled training job was resubmitted and finished
         assert cancelled, "no training job was seen in the queue"
-        attempts = {job["JobId"]: job["JobState"] for job in slurm_cluster.jobs(env)
-                    if job.get("Comment") == "rule_train_wildcards_gru_none_1"}
+        attempts = {
+            job["JobId"]: job["JobState"]
+            for job in slurm_cluster.jobs(env)
+            if job.get("Comment") == "rule_train_wildcards_gru_none_1"
+        }
         assert attempts.pop(cancelled[0]) == "CANCELLED"
         assert "COMPLETED" in attempts.values(), attempts
-        cpu_jobs = [job for job in slurm_cluster.jobs(env)
-                    if job.get("Comment", "").startswith(("rule_train_", "rule_bench_"))]
+        cpu_jobs = [
+            job
+            for job in slurm_cluster.jobs(env)
+            if job.get("Comment", "").startswith(("rule_train_", "rule_bench_"))
+        ]
         assert cpu_jobs and all("gpu" not in job.get("TresPerJob", "") for job in cpu_jobs)
 
         # GRES: with the switch on, training asks for and receives one GPU
@@ -196,13 +252,30 @@ def test_the_tiny_config_runs_on_a_live_slurm(tmp_path):
         # the target before the options (after --configfile or --forcerun it would be read as
         # one more config file or rule name)
         result = subprocess.run(
-            [SNAKEMAKE, "results/runs/gru_none-s1/model.pt", *command[1:6], str(gpu),
-             *command[6:], "--forcerun", "train"],
-            cwd=workdir, env=env, capture_output=True, text=True, check=False, timeout=900,
+            [
+                SNAKEMAKE,
+                "results/runs/gru_none-s1/model.pt",
+                *command[1:6],
+                str(gpu),
+                *command[6:],
+                "--forcerun",
+                "train",
+            ],
+            cwd=workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=900,
         )
         assert result.returncode == 0, (result.stdout + result.stderr)[-5000:]
-        gpu_jobs = [job for job in slurm_cluster.jobs(env)
-                    if job.get("Comment") == "rule_train_wildcards_gru_none_1"
-                    and job.get("JobState") == "COMPLETED"]
+        gpu_jobs = [
+            job
+            for job in slurm_cluster.jobs(env)
+            if job.get("Comment") == "rule_train_wildcards_gru_none_1"
+            and job.get("JobState") == "COMPLETED"
+        ]
         assert any(job.get("TresPerJob") == "gres:gpu:1" for job in gpu_jobs), gpu_jobs
-    print(f"live SLURM: tiny config {main_run:.0f} s, whole test {time.monotonic() - started:.0f} s")
+    print(
+        f"live SLURM: tiny config {main_run:.0f} s, whole test {time.monotonic() - started:.0f} s"
+    )

@@ -171,11 +171,27 @@ def test_the_command_line_reads_the_run_config_file(data, tmp_path):
     data_dir, spm = data
     run_dir = tmp_path / "runs" / "gru-s7"
     run_dir.mkdir(parents=True)
-    config = {**RUN, "run": "gru-s7", "variant": "gru", "base_model": "gru", "sweep": {},
-              "train": {**RUN["train"], "epochs": 1}}
+    config = {
+        **RUN,
+        "run": "gru-s7",
+        "variant": "gru",
+        "base_model": "gru",
+        "sweep": {},
+        "train": {**RUN["train"], "epochs": 1},
+    }
     (run_dir / "config.json").write_text(json.dumps(config))
-    training.main(["--config", str(run_dir / "config.json"), "--data-dir", str(data_dir),
-                   "--spm", str(spm), "--threads", "1"])
+    training.main(
+        [
+            "--config",
+            str(run_dir / "config.json"),
+            "--data-dir",
+            str(data_dir),
+            "--spm",
+            str(spm),
+            "--threads",
+            "1",
+        ]
+    )
     meta = json.loads((run_dir / "meta.json").read_text())
     assert meta["run"]["variant"] == "gru" and meta["epochs"] == 1
     assert {"python", "torch", "commit", "device"} <= set(meta["environment"])
@@ -195,8 +211,10 @@ def test_a_compiled_gru_decoder_step_trains_like_the_eager_one(data, tmp_path):
 
 
 def ladder_run(epochs, ladder, patience=5):
-    return {**RUN, "train": {**RUN["train"], "epochs": epochs, "ladder": ladder,
-                             "patience": patience}}  # fmt: skip
+    return {
+        **RUN,
+        "train": {**RUN["train"], "epochs": epochs, "ladder": ladder, "patience": patience},
+    }
 
 
 def test_a_ladder_point_keeps_the_best_weights_of_its_first_epochs(data, tmp_path, monkeypatch):
@@ -206,7 +224,10 @@ def test_a_ladder_point_keeps_the_best_weights_of_its_first_epochs(data, tmp_pat
     meta = training.train(ladder_run(4, [1, 3, 4, "final"]), *data, tmp_path)
     assert meta["stop_reason"] == "epoch cap"
     assert {k: v["weights_epoch"] for k, v in meta["ladder"].items()} == {
-        "1": 1, "3": 2, "final": 4}  # fmt: skip
+        "1": 1,
+        "3": 2,
+        "final": 4,
+    }
     for point in (1, 3):
         kept = load_model(tmp_path / "ladder" / f"e{point}.pt").state_dict()
         assert kept.keys() == load_model(tmp_path / "model.pt").state_dict().keys()
@@ -239,9 +260,21 @@ def full_disk(real_statvfs):
 
     def statvfs(path):
         stats = real_statvfs(path)
-        fields = [getattr(stats, name) for name in
-                  ("f_bsize", "f_frsize", "f_blocks", "f_bfree", "f_bavail", "f_files",
-                   "f_ffree", "f_favail", "f_flag", "f_namemax")]  # fmt: skip
+        fields = [
+            getattr(stats, name)
+            for name in (
+                "f_bsize",
+                "f_frsize",
+                "f_blocks",
+                "f_bfree",
+                "f_bavail",
+                "f_files",
+                "f_ffree",
+                "f_favail",
+                "f_flag",
+                "f_namemax",
+            )
+        ]
         fields[3] = fields[4] = 0  # f_bfree, f_bavail
         return os.statvfs_result(fields)
 
@@ -252,7 +285,9 @@ def torch_full_disk(state, path):
     """torch.save on a full disk: half a zip file, then torch's own words."""
     with open(path, "wb") as stream:
         stream.write(b"PK\x03\x04" + b"\0" * 100)
-    raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 552064 vs 551956")
+    raise RuntimeError(
+        "[enforce fail at inline_container.cc:672] . unexpected pos 552064 vs 551956"
+    )
 
 
 def test_a_checkpoint_on_a_full_disk_says_so_and_keeps_the_last_good_one(tmp_path, monkeypatch):
@@ -265,7 +300,9 @@ def test_a_checkpoint_on_a_full_disk_says_so_and_keeps_the_last_good_one(tmp_pat
     monkeypatch.setattr(os, "statvfs", full_disk(os.statvfs))
     with pytest.raises(WriteError) as failed:
         save_atomic({"epoch": 2}, path)
-    assert str(failed.value) == f"cannot write {path}: No space left on device (partial file removed)"
+    assert (
+        str(failed.value) == f"cannot write {path}: No space left on device (partial file removed)"
+    )
     assert failed.value.errno == errno.ENOSPC
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt"]  # no .partial left
     assert torch.load(path, weights_only=True) == {"epoch": 1}
@@ -273,9 +310,12 @@ def test_a_checkpoint_on_a_full_disk_says_so_and_keeps_the_last_good_one(tmp_pat
 
 @pytest.mark.parametrize(
     ("code", "reason"),
-    [(errno.ENOSPC, "No space left on device"), (errno.EROFS, "Read-only file system"),
-     (errno.EACCES, "Permission denied")],
-)  # fmt: skip
+    [
+        (errno.ENOSPC, "No space left on device"),
+        (errno.EROFS, "Read-only file system"),
+        (errno.EACCES, "Permission denied"),
+    ],
+)
 def test_a_failed_write_names_the_file_and_the_os_reason(tmp_path, monkeypatch, code, reason):
     from softlookup.atomic import WriteError
     from softlookup.models.checkpoint import copy_atomic

@@ -19,15 +19,16 @@ from .corpora import mirror
 from .project import project_sources
 
 
-def snakemake(
-    workdir: Path, *args: str, python: Path | None = None
-) -> subprocess.CompletedProcess:
+def snakemake(workdir: Path, *args: str, python: Path | None = None) -> subprocess.CompletedProcess:
     # the venv's snakemake (or `<python> -m snakemake`), venv not on PATH: rules find the
     # project's Python by themselves
     env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
     env.update(SOFTLOOKUP_MIRROR=str(mirror()), PATH="/usr/bin:/bin")
-    launcher = ([str(python), "-m", "snakemake"] if python
-                else [str(Path(sys.executable).parent / "snakemake")])
+    launcher = (
+        [str(python), "-m", "snakemake"]
+        if python
+        else [str(Path(sys.executable).parent / "snakemake")]
+    )
     command = [*launcher, "--cores", "2", *args]
     return subprocess.run(
         command, check=False, cwd=workdir, env=env, capture_output=True, text=True
@@ -136,10 +137,14 @@ def test_every_kind_of_rule_runs_from_a_path_with_a_space_and_an_accent(tmp_path
     interpreter path) and a shell rule (issue 25, case 1); `finished_run` runs the whole DAG
     from such a path."""
     workdir, python = clone_in_a_path_with_a_space(tmp_path)
-    run, paper, corpus = ("results/runs/gru_none-s1/config.json", "results/paper/config.json",
-                          "resources/corpora/multi30k/val.de.gz")
-    result = snakemake(workdir, run, paper, corpus, "--configfile", "config/test.yaml",
-                       python=python)
+    run, paper, corpus = (
+        "results/runs/gru_none-s1/config.json",
+        "results/paper/config.json",
+        "resources/corpora/multi30k/val.de.gz",
+    )
+    result = snakemake(
+        workdir, run, paper, corpus, "--configfile", "config/test.yaml", python=python
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert json.loads((workdir / run).read_text())["run"] == "gru_none-s1"
     assert json.loads((workdir / paper).read_text())["seeds"] == [1]

@@ -20,8 +20,15 @@ from pathlib import Path
 FULL_DISK_BYTES = 1 << 20
 # OS errors that mean the file system refused the write (others, a lost connection or a source
 # file that cannot be read, say, are the writer's own and pass through as they are)
-WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM,
-                errno.EIO}  # fmt: skip
+WRITE_ERRNOS = {
+    errno.ENOSPC,
+    errno.EDQUOT,
+    errno.EFBIG,
+    errno.EROFS,
+    errno.EACCES,
+    errno.EPERM,
+    errno.EIO,
+}
 
 
 class WriteError(OSError):
@@ -59,8 +66,9 @@ def atomic_file(path: Path, hiding: tuple[type[Exception], ...] = ()) -> Iterato
         yield partial
         os.replace(partial, path)
     except (OSError, *hiding) as error:
-        if isinstance(error, OSError) and (error.errno not in WRITE_ERRNOS or error.filename
-                                           not in (None, str(partial), partial)):  # another file's
+        if isinstance(error, OSError) and (
+            error.errno not in WRITE_ERRNOS or error.filename not in (None, str(partial), partial)
+        ):  # another file's
             partial.unlink(missing_ok=True)
             raise
         code, reason = failure_reason(error, path.parent)  # before the partial file frees space

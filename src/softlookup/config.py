@@ -72,8 +72,11 @@ def _yaml_error(path: Path, error: yaml.YAMLError) -> str:
     if mark is None:
         return f"{path}: not valid YAML ({' '.join(str(error).split())})"
     began = error.context_mark
-    context = (f" ({error.context} at line {began.line + 1}, column {began.column + 1})"
-               if error.context and began else "")
+    context = (
+        f" ({error.context} at line {began.line + 1}, column {began.column + 1})"
+        if error.context and began
+        else ""
+    )
     return f"{path}, line {mark.line + 1}, column {mark.column + 1}: {error.problem}{context}"
 
 
@@ -95,8 +98,10 @@ def read_config_file(path: str | Path) -> dict:
         except yaml.YAMLError as error:
             raise ConfigError(_yaml_error(path, error)) from None
     if not isinstance(config, dict):
-        raise ConfigError(f"{path}: a config file holds `key: value` lines at its top level, "
-                          f"this one holds {'nothing' if config is None else repr(config)[:60]}")
+        raise ConfigError(
+            f"{path}: a config file holds `key: value` lines at its top level, "
+            f"this one holds {'nothing' if config is None else repr(config)[:60]}"
+        )
     return config
 
 
@@ -107,16 +112,23 @@ def _where(path) -> str:
 def _repeated(items: list):
     """The first entry equal to an earlier one, as the schema's uniqueItems compares them (1 and
     1.0 are one entry, 1 and true two)."""
-    return next(item for index, item in enumerate(items)
-                if any(seen == item and isinstance(seen, bool) == isinstance(item, bool)
-                       for seen in items[:index]))
+    return next(
+        item
+        for index, item in enumerate(items)
+        if any(
+            seen == item and isinstance(seen, bool) == isinstance(item, bool)
+            for seen in items[:index]
+        )
+    )
 
 
 def _one_line(error: jsonschema.ValidationError) -> str:
     where = _where(error.absolute_path)
     if error.validator == "uniqueItems":
-        return (f"{where}: {_repeated(error.instance)!r} appears more than once in "
-                f"{error.instance}; list each entry once")
+        return (
+            f"{where}: {_repeated(error.instance)!r} appears more than once in "
+            f"{error.instance}; list each entry once"
+        )
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         unknown = sorted(set(error.instance) - set(allowed))
@@ -127,8 +139,10 @@ def _one_line(error: jsonschema.ValidationError) -> str:
     if error.validator == "pattern":
         return f"{where}: {error.instance!r} is not a valid name (allowed: {error.validator_value})"
     if error.validator == "propertyNames":
-        return (f"{where}: the name {error.instance!r} is not allowed "
-                f"(names match {error.schema['propertyNames'].get('pattern', '?')})")
+        return (
+            f"{where}: the name {error.instance!r} is not allowed "
+            f"(names match {error.schema['propertyNames'].get('pattern', '?')})"
+        )
     return f"{where}: {error.message}"
 
 
@@ -152,8 +166,10 @@ def _sweep_points(sweep: dict) -> list[dict]:
     """The settings of each point of a sweep, keys in grid (or the one key's) order."""
     if "grid" in sweep:
         keys = list(sweep["grid"])
-        return [dict(zip(keys, values, strict=True)) for values in
-                itertools.product(*(sweep["grid"][key] for key in keys))]
+        return [
+            dict(zip(keys, values, strict=True))
+            for values in itertools.product(*(sweep["grid"][key] for key in keys))
+        ]
     return [{sweep["key"]: value} for value in sweep["values"]]
 
 
@@ -180,8 +196,10 @@ def _point_settings(base: dict, point: dict, train_keys: set[str]) -> dict:
     point's `train:` block, every other key in the model's settings."""
     settings = {**base, **{k: v for k, v in point.items() if k not in train_keys}}
     if any(key in train_keys for key in point):
-        settings["train"] = {**base.get("train", {}),
-                             **{k: v for k, v in point.items() if k in train_keys}}  # fmt: skip
+        settings["train"] = {
+            **base.get("train", {}),
+            **{k: v for k, v in point.items() if k in train_keys},
+        }
     return settings
 
 
@@ -190,8 +208,11 @@ def _differences(point: dict, base_settings, base_train: dict, train_keys: set[s
     types are compared too, so `heads: true` is not heads 1)."""
     differs = {}
     for key, value in point.items():
-        base_value = (base_train.get(key, _UNSET) if key in train_keys
-                      else getattr(base_settings, key, _UNSET))  # fmt: skip
+        base_value = (
+            base_train.get(key, _UNSET)
+            if key in train_keys
+            else getattr(base_settings, key, _UNSET)
+        )
         if base_value != value or type(base_value) is not type(value):
             differs[key] = value
     return differs
@@ -224,8 +245,9 @@ def all_variants(config: dict, schema: dict | None = None) -> dict[str, Variant]
         for point in _sweep_points(sweep):
             settings = _point_settings(bases[model], point, train_keys)
             if schema is not None:
-                _check_point(f"sweeps.{sweep_name} point {point} of model {model!r}", settings,
-                             schema)  # fmt: skip
+                _check_point(
+                    f"sweeps.{sweep_name} point {point} of model {model!r}", settings, schema
+                )
             differs = _differences(point, parsed[model][0], base_train, train_keys)
             if not differs:
                 continue  # the base run itself
@@ -269,8 +291,11 @@ def prepared_splits(config: dict) -> list[str]:
     """Every split prepare writes: data.splits, <test split>.concat<k>, data.joined_tests."""
     splits = list(config["data"]["splits"])
     concat = config["data"].get("concat") or []
-    return (splits + [f"{s}.concat{k}" for s in splits if s.startswith("test") for k in concat]
-            + list(config["data"].get("joined_tests") or {}))
+    return (
+        splits
+        + [f"{s}.concat{k}" for s in splits if s.startswith("test") for k in concat]
+        + list(config["data"].get("joined_tests") or {})
+    )
 
 
 def convergence_references(config: dict) -> list[Path]:
@@ -316,8 +341,14 @@ def measured_bench(config: dict) -> list[str]:
 
 # Entries a config merged over another removes by setting them to null (Snakemake merges dicts
 # key by key, so a later file cannot drop a key otherwise): `*` is every key of that mapping.
-REMOVABLE = ("data.splits.*", "data.join", "data.joined_tests", "data.joined_tests.*",
-             "comparisons.*", "convergence.effects.*")
+REMOVABLE = (
+    "data.splits.*",
+    "data.join",
+    "data.joined_tests",
+    "data.joined_tests.*",
+    "comparisons.*",
+    "convergence.effects.*",
+)
 
 
 def drop_removed(config: dict) -> dict:
@@ -341,9 +372,12 @@ def archive_conflicts(data: dict) -> list[str]:
     splits are whole days, never joined or concatenated pairs."""
     if not data.get("archive"):
         return []
-    return [f"data.{key}: {data[key]!r} joins pairs, which a corpus of sitting days "
-            f"(data.archive {data['archive']!r}) does not; set data.{key}: null"
-            for key in ("join", "joined_tests", "concat") if data.get(key)]
+    return [
+        f"data.{key}: {data[key]!r} joins pairs, which a corpus of sitting days "
+        f"(data.archive {data['archive']!r}) does not; set data.{key}: null"
+        for key in ("join", "joined_tests", "concat")
+        if data.get(key)
+    ]
 
 
 def check(config: dict, schema: dict, files: list[str] | None = None) -> dict[str, Variant]:
@@ -391,7 +425,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Config files: check them; write settings.")
     commands = parser.add_subparsers(dest="command", required=True)
     check_files = commands.add_parser(
-        "check-files", help="one line per config file that is missing or does not parse")
+        "check-files", help="one line per config file that is missing or does not parse"
+    )
     check_files.add_argument("files", nargs="+", type=Path)
     write = commands.add_parser("write-json", help="write JSON indented, keys sorted")
     write.add_argument("--json", required=True, help="the JSON text")

@@ -34,8 +34,10 @@ def cpu_name() -> str:
             key, _, value = line.partition(":")
             fields.setdefault(key.strip(), value.strip())
         if "model name" in fields:
-            return (f"{fields['model name']} (family {fields.get('cpu family', '?')} model "
-                    f"{fields.get('model', '?')}, {kernels})")  # fmt: skip
+            return (
+                f"{fields['model name']} (family {fields.get('cpu family', '?')} model "
+                f"{fields.get('model', '?')}, {kernels})"
+            )
     return f"{platform.processor() or platform.machine()} ({kernels})"
 
 
@@ -49,9 +51,11 @@ def package_version(name: str) -> str:
 @cache
 def git_state() -> tuple[str, bool]:
     """(commit, dirty) of the checkout this code runs from; ("unknown", False) outside git."""
+
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
-                              check=True, timeout=10).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True, timeout=10
+        ).stdout.strip()
 
     try:
         return git("rev-parse", "HEAD"), bool(git("status", "--porcelain", "--untracked-files=no"))

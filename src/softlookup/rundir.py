@@ -78,7 +78,7 @@ def run_settings(run: str, config: dict, meta: dict) -> RunSettings:
 
 
 def run_status(path: Path) -> str:
-    """"ok" or "diverged", from the run's meta.json (for those that need only the status)."""
+    """ "ok" or "diverged", from the run's meta.json (for those that need only the status)."""
     return read_meta(path)["status"]
 
 

@@ -148,8 +148,7 @@ def file_hashes(paths: list[Path]) -> dict[str, str]:
     return hashes
 
 
-def fingerprint(run: dict, model_config, cfg: TrainConfig, data_files: list[Path],
-                model) -> dict:  # fmt: skip
+def fingerprint(run: dict, model_config, cfg: TrainConfig, data_files: list[Path], model) -> dict:
     """What a checkpoint must match to be resumed: one hash per part, so the log can say which
     part differs."""
     return {
@@ -199,15 +198,21 @@ class TrainingData:
         return make_batches(self.src, self.tgt, max_tokens, shuffle=True, seed=seed)
 
 
-def load_training_data(run: dict, cfg: TrainConfig, sp, data_dir: Path,
-                       spm_path: Path) -> TrainingData:  # fmt: skip
+def load_training_data(
+    run: dict, cfg: TrainConfig, sp, data_dir: Path, spm_path: Path
+) -> TrainingData:
     """The train split (pairs with sources over `max_source_words` dropped) and the valid split,
     encoded with the BPE model `sp`."""
     src_lines, tgt_lines = read_split(data_dir, "train", run["src"], run["tgt"])
     if cfg.max_source_words is not None:
-        pairs = [(s, t) for s, t in zip(src_lines, tgt_lines, strict=True)
-                 if len(s.split()) <= cfg.max_source_words]
-        print(f"max_source_words={cfg.max_source_words}: kept {len(pairs)} of {len(src_lines)} pairs")
+        pairs = [
+            (s, t)
+            for s, t in zip(src_lines, tgt_lines, strict=True)
+            if len(s.split()) <= cfg.max_source_words
+        ]
+        print(
+            f"max_source_words={cfg.max_source_words}: kept {len(pairs)} of {len(src_lines)} pairs"
+        )
         src_lines, tgt_lines = [s for s, _ in pairs], [t for _, t in pairs]
     if not src_lines:
         raise ValueError(f"no training pairs left (max_source_words={cfg.max_source_words})")
@@ -215,12 +220,19 @@ def load_training_data(run: dict, cfg: TrainConfig, sp, data_dir: Path,
     return TrainingData(
         src=encode(sp, src_lines, cfg.max_sentence_tokens),
         tgt=encode(sp, tgt_lines, cfg.max_sentence_tokens),
-        valid=make_batches(encode(sp, valid_src, cfg.max_sentence_tokens),
-                           encode(sp, valid_tgt, cfg.max_sentence_tokens),
-                           cfg.max_tokens, shuffle=False),
-        files=[spm_path] + [data_dir / f"{split}.{lang}" for split in ("train", "valid")
-                            for lang in (run["src"], run["tgt"])],
-    )  # fmt: skip
+        valid=make_batches(
+            encode(sp, valid_src, cfg.max_sentence_tokens),
+            encode(sp, valid_tgt, cfg.max_sentence_tokens),
+            cfg.max_tokens,
+            shuffle=False,
+        ),
+        files=[spm_path]
+        + [
+            data_dir / f"{split}.{lang}"
+            for split in ("train", "valid")
+            for lang in (run["src"], run["tgt"])
+        ],
+    )
 
 
 def resume_or_start(out_dir: Path, current: dict, model, optimizer, device) -> dict:
@@ -251,8 +263,16 @@ def resume_or_start(out_dir: Path, current: dict, model, optimizer, device) -> d
     return {"ladder": {}, **json.loads(saved["progress"])}
 
 
-def train_epoch(model, optimizer, batches: list[Batch], state: dict, total_steps: int,
-                cfg: TrainConfig, device, epoch: int) -> dict | None:  # fmt: skip
+def train_epoch(
+    model,
+    optimizer,
+    batches: list[Batch],
+    state: dict,
+    total_steps: int,
+    cfg: TrainConfig,
+    device,
+    epoch: int,
+) -> dict | None:
     """One pass over `batches`, advancing state["step"]. Returns the epoch's log row without its
     validation loss, or None when the loss went non-finite (state["status"] = "diverged")."""
     model.train()
@@ -326,8 +346,9 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
     data = load_training_data(run, cfg, sp, Path(data_dir), Path(spm_path))
     total_steps = cfg.epochs * len(data.batches(run["seed"], cfg.max_tokens))
     current = fingerprint(run, model_config, cfg, data.files, model)
-    keep_weights = partial(save_model, run=run, model=model, vocab_size=sp.get_piece_size(),
-                           fingerprint=current)  # fmt: skip
+    keep_weights = partial(
+        save_model, run=run, model=model, vocab_size=sp.get_piece_size(), fingerprint=current
+    )
     state = resume_or_start(out_dir, current, model, optimizer, device)
     resumed_from = state["epoch"]
 
@@ -356,16 +377,22 @@ def train(run: dict, data_dir: Path, spm_path: Path, out_dir: Path) -> dict:
     if resumed_from and state["epoch"] == resumed_from:
         print(f"{out_dir}: training had finished; outputs rebuilt from the checkpoint and best.pt")
 
-    extra = {"train_pairs": len(data.src), "resumed_from_epoch": resumed_from,
-             "fingerprint": current, "model_config": asdict(model_config)}  # fmt: skip
+    extra = {
+        "train_pairs": len(data.src),
+        "resumed_from_epoch": resumed_from,
+        "fingerprint": current,
+        "model_config": asdict(model_config),
+    }
     return finish(run, cfg, state, model, keep_weights, device, out_dir, extra)
 
 
 def delivered(state: dict) -> dict:
     """Which weights the run delivers now: its best validation epoch (the last epoch if none was
     best) and that validation loss."""
-    return {"weights_epoch": state["best_epoch"] or state["epoch"],
-            "val_loss": state["best_val_loss"]}  # fmt: skip
+    return {
+        "weights_epoch": state["best_epoch"] or state["epoch"],
+        "val_loss": state["best_val_loss"],
+    }
 
 
 def keep_ladder_point(out_dir: Path, point: int, state: dict, keep_weights) -> None:
@@ -399,8 +426,10 @@ def fill_ladder(cfg: TrainConfig, state: dict, out_dir: Path) -> dict:
         target.parent.mkdir(exist_ok=True)
         copy_atomic(out_dir / "model.pt", target)
         state["ladder"][str(point)] = {**delivered(state), "stopped_before": True}
-    return {**{str(point): state["ladder"][str(point)] for point in points},
-            "final": delivered(state)}  # fmt: skip
+    return {
+        **{str(point): state["ladder"][str(point)] for point in points},
+        "final": delivered(state),
+    }
 
 
 def stop_reason(cfg: TrainConfig, state: dict) -> str:
@@ -458,8 +487,7 @@ def main(argv: list[str] | None = None) -> None:
     out_dir = args.out_dir or args.config.parent
     meta = train(run, args.data_dir, args.spm, out_dir)
     print(
-        f"{out_dir}: status {meta['status']}, {meta['epochs']} epochs, "
-        f"{meta['train_wall_s']:.0f}s"
+        f"{out_dir}: status {meta['status']}, {meta['epochs']} epochs, {meta['train_wall_s']:.0f}s"
     )
 
 

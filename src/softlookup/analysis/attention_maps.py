@@ -55,10 +55,23 @@ from ..models.checkpoint import load_model
 from ..rundir import read_run_config, run_status
 
 CSV_COLUMNS = ["run", "map", "quantity", "value"]
-ALIGNMENT_COLUMNS = ["run", "layer", "head", "query_pos", "key_pos", "query_token", "key_token",
-                     "weight"]  # fmt: skip
-QUANTILES = {"entropy_q05": 0.05, "entropy_q25": 0.25, "entropy_median": 0.5,
-             "entropy_q75": 0.75, "entropy_q95": 0.95}  # fmt: skip
+ALIGNMENT_COLUMNS = [
+    "run",
+    "layer",
+    "head",
+    "query_pos",
+    "key_pos",
+    "query_token",
+    "key_token",
+    "weight",
+]
+QUANTILES = {
+    "entropy_q05": 0.05,
+    "entropy_q25": 0.25,
+    "entropy_median": 0.5,
+    "entropy_q75": 0.75,
+    "entropy_q95": 0.95,
+}
 SINK_TOKEN = {"cross": "eos", "self": "bos"}  # the key each kind of map may sink its weight into
 
 Measures = dict[str, torch.Tensor]
@@ -143,8 +156,9 @@ def row_measures(
     }
 
 
-def next_position_measures(weights: torch.Tensor, visible: torch.Tensor,
-                           key_pad: torch.Tensor) -> Measures:  # fmt: skip
+def next_position_measures(
+    weights: torch.Tensor, visible: torch.Tensor, key_pad: torch.Tensor
+) -> Measures:
     """Self-attention weights (B,H,T,T), visible (B,T,T), key_pad (B,T) -> (B,H,T) each row's
     weight on the position after it, and 1 / keys seen; NaN where that position is padding or
     past the end."""
@@ -154,8 +168,10 @@ def next_position_measures(weights: torch.Tensor, visible: torch.Tensor,
     real_next[:, :-1] = ~key_pad[:, 1:]
     chance = (1 / visible.sum(-1).clamp(min=1).to(torch.float64))[:, None].expand_as(following)
     absent = ~real_next[:, None, :]
-    return {"next_weight": following.masked_fill(absent, float("nan")),
-            "next_chance": chance.masked_fill(absent, float("nan"))}  # fmt: skip
+    return {
+        "next_weight": following.masked_fill(absent, float("nan")),
+        "next_chance": chance.masked_fill(absent, float("nan")),
+    }
 
 
 def logit_gradients(logits: torch.Tensor, batch: Batch, maps: dict) -> dict[str, torch.Tensor]:
@@ -163,8 +179,9 @@ def logit_gradients(logits: torch.Tensor, batch: Batch, maps: dict) -> dict[str,
     batch (teacher forcing), from each map's weights P and their gradient G = dL/dP: the softmax's
     backward, P * (G - rowsum(P * G)). Maps whose weights are not part of the graph that made
     the logits (the GRU stacks its per-step weights into a copy) are left out."""
-    loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=PAD,
-                           reduction="sum")  # fmt: skip
+    loss = F.cross_entropy(
+        logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=PAD, reduction="sum"
+    )
     names = [name for name, found in maps.items() if found[0].requires_grad]
     grads = torch.autograd.grad(loss, [maps[name][0] for name in names], allow_unused=True)
     result = {}
@@ -268,8 +285,9 @@ def attention_table(run: str, model: torch.nn.Module, batches: list[Batch]) -> p
 
 
 @torch.no_grad()
-def alignment_table(run: str, model: torch.nn.Module, batch: Batch, src: list[str],
-                    tgt: list[str]) -> pd.DataFrame:  # fmt: skip
+def alignment_table(
+    run: str, model: torch.nn.Module, batch: Batch, src: list[str], tgt: list[str]
+) -> pd.DataFrame:
     """One sentence's cross attention in long format (ALIGNMENT_COLUMNS): the GRU's map (layer 0,
     head 0), or every decoder layer and head of the Transformer (0-based, as dec.<layer>); rows
     are the target pieces predicted (query_token), columns the source pieces (key_token). Empty
@@ -278,8 +296,11 @@ def alignment_table(run: str, model: torch.nn.Module, batch: Batch, src: list[st
     if "cross" in attention:
         maps = {0: attention["cross"][0][None]}  # (H=1,T,S)
     else:
-        maps = {int(name.split(".")[1]): weights[0] for name, weights in attention.items()
-                if name.startswith("dec.") and name.endswith(".cross")}  # fmt: skip
+        maps = {
+            int(name.split(".")[1]): weights[0]
+            for name, weights in attention.items()
+            if name.startswith("dec.") and name.endswith(".cross")
+        }
     records = [
         [run, layer, head, i, j, tgt[i], src[j], float(weights[head, i, j])]
         for layer, weights in sorted(maps.items())

@@ -304,9 +304,16 @@ def measure(
 
 
 SLOPE_COLUMNS = [
-    *PROVENANCE_COLUMNS, "batch", "largest_batch", "quantity", "points", "repeats", "value",
-    "ci_low", "ci_high",
-]  # fmt: skip
+    *PROVENANCE_COLUMNS,
+    "batch",
+    "largest_batch",
+    "quantity",
+    "points",
+    "repeats",
+    "value",
+    "ci_low",
+    "ci_high",
+]
 SLOPES = {  # quantity -> the last step's time of each repetition it fits, as a function of both
     "last_step_time_ratio_slope": lambda cache, recompute: recompute / cache,
     "last_step_cache_slope": lambda cache, recompute: cache,
@@ -327,35 +334,66 @@ def slope_rows(last_steps: dict[int, dict[str, list[float]]]) -> list[dict]:
     repeats = min(len(times) for by_way in last_steps.values() for times in by_way.values())
     rows = []
     for quantity, of in SLOPES.items():
-        slopes = np.array([
-            loglog_slope(tokens, np.array([of(last_steps[n]["cache"][r],
-                                              last_steps[n]["recompute"][r]) for n in tokens]))
-            for r in range(repeats)
-        ])  # fmt: skip
+        slopes = np.array(
+            [
+                loglog_slope(
+                    tokens,
+                    np.array(
+                        [
+                            of(last_steps[n]["cache"][r], last_steps[n]["recompute"][r])
+                            for n in tokens
+                        ]
+                    ),
+                )
+                for r in range(repeats)
+            ]
+        )
         value = float(slopes.mean())
         if repeats > 1:
             low, high = interval(value, float(slopes.std(ddof=1)) / math.sqrt(repeats), repeats - 1)
         else:
             low = high = math.nan
-        rows.append({"quantity": quantity, "points": len(tokens), "repeats": repeats,
-                     "value": value, "ci_low": low, "ci_high": high})  # fmt: skip
+        rows.append(
+            {
+                "quantity": quantity,
+                "points": len(tokens),
+                "repeats": repeats,
+                "value": value,
+                "ci_low": low,
+                "ci_high": high,
+            }
+        )
     return rows
 
 
 MEMORY_COLUMNS = [
-    *PROVENANCE_COLUMNS, "swept", "d_model", "heads", "d_k", "layers", "ffn_dim", "vocab",
-    "src_len", "batch", "new_tokens", "cache_allocated_bytes",
-]  # fmt: skip
+    *PROVENANCE_COLUMNS,
+    "swept",
+    "d_model",
+    "heads",
+    "d_k",
+    "layers",
+    "ffn_dim",
+    "vocab",
+    "src_len",
+    "batch",
+    "new_tokens",
+    "cache_allocated_bytes",
+]
 
 
 def memory_models(args: argparse.Namespace) -> list[dict]:
     """The models whose cache memory is measured: the benchmarked one with each number of layers,
     and with each number of heads at its own d_k (so d_model = heads x d_k)."""
     d_k = args.d_model // args.heads
-    by_layers = [{"swept": "layers", "d_model": args.d_model, "heads": args.heads, "layers": n}
-                 for n in args.memory_layers]  # fmt: skip
-    by_heads = [{"swept": "heads", "d_model": n * d_k, "heads": n, "layers": args.layers}
-                for n in args.memory_heads]  # fmt: skip
+    by_layers = [
+        {"swept": "layers", "d_model": args.d_model, "heads": args.heads, "layers": n}
+        for n in args.memory_layers
+    ]
+    by_heads = [
+        {"swept": "heads", "d_model": n * d_k, "heads": n, "layers": args.layers}
+        for n in args.memory_heads
+    ]
     return by_layers + by_heads
 
 
@@ -366,15 +404,27 @@ def memory_rows(args: argparse.Namespace, device: torch.device) -> list[dict]:
     batch, tokens = args.batch[0], args.memory_tokens
     for dims in memory_models(args):
         model = build_random_transformer(
-            dims["d_model"], dims["heads"], args.ffn_dim, dims["layers"], args.vocab,
-            max(args.src_len, tokens), args.seed,
-        ).to(device)  # fmt: skip
+            dims["d_model"],
+            dims["heads"],
+            args.ffn_dim,
+            dims["layers"],
+            args.vocab,
+            max(args.src_len, tokens),
+            args.seed,
+        ).to(device)
         src = random_source(batch, args.src_len, args.vocab, args.seed).to(device)
-        rows.append({
-            **dims, "d_k": dims["d_model"] // dims["heads"], "ffn_dim": args.ffn_dim,
-            "vocab": args.vocab, "src_len": args.src_len, "batch": batch, "new_tokens": tokens,
-            "cache_allocated_bytes": cache_allocated_bytes(model, src, tokens),
-        })  # fmt: skip
+        rows.append(
+            {
+                **dims,
+                "d_k": dims["d_model"] // dims["heads"],
+                "ffn_dim": args.ffn_dim,
+                "vocab": args.vocab,
+                "src_len": args.src_len,
+                "batch": batch,
+                "new_tokens": tokens,
+                "cache_allocated_bytes": cache_allocated_bytes(model, src, tokens),
+            }
+        )
     return rows
 
 
@@ -397,8 +447,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--memory-out", type=Path, help="CSV of cache memory against layers and heads")
     p.add_argument("--memory-layers", type=int, nargs="+", default=[1, 2, 4])
-    p.add_argument("--memory-heads", type=int, nargs="+", default=[1, 2, 4, 8],
-                   help="heads of d_model / --heads numbers each")
+    p.add_argument(
+        "--memory-heads",
+        type=int,
+        nargs="+",
+        default=[1, 2, 4, 8],
+        help="heads of d_model / --heads numbers each",
+    )
     p.add_argument("--memory-tokens", type=int, default=50, help="cached steps before measuring")
     p.add_argument(
         "--slopes-out",
@@ -408,9 +463,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error("--device cuda: torch sees no CUDA device")
-    for name in ("d_model", "heads", "ffn_dim", "layers", "vocab", "src_len", "repeats",
-                 "new_tokens", "batch", "memory_layers", "memory_heads",
-                 "memory_tokens"):  # fmt: skip
+    for name in (
+        "d_model",
+        "heads",
+        "ffn_dim",
+        "layers",
+        "vocab",
+        "src_len",
+        "repeats",
+        "new_tokens",
+        "batch",
+        "memory_layers",
+        "memory_heads",
+        "memory_tokens",
+    ):
         values = getattr(args, name)
         if min(values if isinstance(values, list) else [values]) < 1:
             p.error(f"--{name.replace('_', '-')} must be positive, got {values}")
@@ -474,8 +540,11 @@ def main(argv: list[str] | None = None) -> None:
         with csv_rows(args.memory_out, MEMORY_COLUMNS) as write:
             for row in memory_rows(args, device):
                 write({**provenance(device), **row})
-                print(f"cache memory, {row['layers']} layers x {row['heads']} heads of"
-                      f" {row['d_k']}: {row['cache_allocated_bytes']:,} bytes", flush=True)
+                print(
+                    f"cache memory, {row['layers']} layers x {row['heads']} heads of"
+                    f" {row['d_k']}: {row['cache_allocated_bytes']:,} bytes",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

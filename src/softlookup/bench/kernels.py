@@ -83,8 +83,11 @@ DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.
 PASSES = ("forward", "backward", "forward_backward")
 FLOPS_PER_FORWARD = {"forward": 1.0, "backward": 2.5, "forward_backward": 3.5}
 # our autotuned kernels each pass launches (`tiles.AUTOTUNED`); triton_atomic has no dQ kernel
-PASS_KERNELS = {"forward": ("fwd",), "backward": ("dkdv", "dq"),
-                "forward_backward": ("fwd", "dkdv", "dq")}  # fmt: skip
+PASS_KERNELS = {
+    "forward": ("fwd",),
+    "backward": ("dkdv", "dq"),
+    "forward_backward": ("fwd", "dkdv", "dq"),
+}
 
 
 @dataclass(frozen=True)
@@ -196,8 +199,13 @@ def fp32_gradient_error(name: str, q, k, v, causal: bool) -> float:
         heads = [t[one].float().requires_grad_() for t in (q, k, v)]  # (1,1,N,d) each
         out = attention(*heads, causal=causal, backend="reference")
         expected = torch.autograd.grad(out, heads, grad_out[one].float())
-        error = max(error, *((g[one].float() - e).abs().max().item()
-                             for g, e in zip(grads, expected, strict=True)))  # fmt: skip
+        error = max(
+            error,
+            *(
+                (g[one].float() - e).abs().max().item()
+                for g, e in zip(grads, expected, strict=True)
+            ),
+        )
     return error
 
 
@@ -208,7 +216,9 @@ def correctness(name: str, q, k, v, causal: bool, grad_check: bool) -> dict[str,
         out = attention(q, k, v, causal=causal, backend=name)
     errors = {"max_abs_err": fp32_reference_error(out, q, k, v, causal)}
     del out
-    errors["max_abs_grad_err"] = fp32_gradient_error(name, q, k, v, causal) if grad_check else math.nan
+    errors["max_abs_grad_err"] = (
+        fp32_gradient_error(name, q, k, v, causal) if grad_check else math.nan
+    )
     return errors
 
 
@@ -274,8 +284,14 @@ def measure_attention(
             }
             errors = correctness(BACKEND_NAMES[backend], q, k, v, setting.causal, grad_check)
             for passes in PASSES:
-                yield {**base, "pass": passes, **timed[passes], **errors, "status": "ok",
-                       "reason": ""}  # fmt: skip
+                yield {
+                    **base,
+                    "pass": passes,
+                    **timed[passes],
+                    **errors,
+                    "status": "ok",
+                    "reason": "",
+                }
         except torch.OutOfMemoryError as err:
             yield {**base, "pass": "all", "status": "oom", "reason": str(err).split("\n")[0]}
         finally:
@@ -457,8 +473,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--device", choices=("cpu", "cuda"), required=True)
     p.add_argument("--out", type=Path, help="attention CSV (none: no attention rows)")
     p.add_argument("--decode-out", type=Path, help="decode CSV (none: no decode rows)")
-    p.add_argument("--seq-lens", type=int, nargs="+", default=[128, 256, 512, 1024],
-                   help="measured in this order")  # fmt: skip
+    p.add_argument(
+        "--seq-lens",
+        type=int,
+        nargs="+",
+        default=[128, 256, 512, 1024],
+        help="measured in this order",
+    )
     p.add_argument(
         "--head-dims", type=int, nargs="+", default=[64], help="outermost loop, in order"
     )
@@ -478,16 +499,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--model-dim", type=int, default=512, help="heads = model_dim // head_dim")
     p.add_argument("--naive-max-len", type=int, default=8192)
-    p.add_argument("--repeats", type=int, default=None,
-                   help="timed samples per row, after the warm-up calls (a count, not a time "
-                   f"budget; default {DEFAULT_SAMPLES})")  # fmt: skip
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="timed samples per row, after the warm-up calls (a count, not a time "
+        f"budget; default {DEFAULT_SAMPLES})",
+    )
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    p.add_argument("--grad-check", action="store_true",
-                   help="gradient error of every setting, after its timing, at its shape")  # fmt: skip
-    p.add_argument("--cuda-graphs", action="store_true",
-                   help="decode rows also with each way replayed from a CUDA graph (CPU: no-op)")  # fmt: skip
-    p.add_argument("--interpret", action="store_true",
-                   help="run the Triton rows on CPU too (needs TRITON_INTERPRET=1; tiny shapes)")  # fmt: skip
+    p.add_argument(
+        "--grad-check",
+        action="store_true",
+        help="gradient error of every setting, after its timing, at its shape",
+    )
+    p.add_argument(
+        "--cuda-graphs",
+        action="store_true",
+        help="decode rows also with each way replayed from a CUDA graph (CPU: no-op)",
+    )
+    p.add_argument(
+        "--interpret",
+        action="store_true",
+        help="run the Triton rows on CPU too (needs TRITON_INTERPRET=1; tiny shapes)",
+    )
     p.add_argument("--decode-prompt-len", type=int, default=512)
     p.add_argument("--decode-new-tokens", type=int, default=100)
     p.add_argument("--decode-batch", type=int, default=1)
@@ -526,9 +560,14 @@ def attention_rows(args: argparse.Namespace, device: torch.device) -> Iterator[d
         setting = Setting(batch, args.model_dim // head_dim, seq_len, head_dim, args.dtype, causal)
         for backend in backends:
             rows = measure_attention(
-                setting, backend, device, args.repeats, args.naive_max_len,
-                interpret=args.interpret, grad_check=args.grad_check,
-            )  # fmt: skip
+                setting,
+                backend,
+                device,
+                args.repeats,
+                args.naive_max_len,
+                interpret=args.interpret,
+                grad_check=args.grad_check,
+            )
             yield from guarded(rows, {**asdict(setting), "backend": backend, "pass": "all"})
 
 
@@ -536,10 +575,18 @@ def decode_rows(args: argparse.Namespace, device: torch.device) -> Iterator[dict
     for head_dim, backend in itertools.product(args.head_dims, args.backends):
         if backend in DECODE_BACKENDS:
             rows = measure_decode(
-                backend, device, args.decode_batch, args.model_dim // head_dim, head_dim,
-                args.dtype, args.decode_prompt_len, args.decode_new_tokens, args.repeats,
-                args.interpret, args.cuda_graphs,
-            )  # fmt: skip
+                backend,
+                device,
+                args.decode_batch,
+                args.model_dim // head_dim,
+                head_dim,
+                args.dtype,
+                args.decode_prompt_len,
+                args.decode_new_tokens,
+                args.repeats,
+                args.interpret,
+                args.cuda_graphs,
+            )
             base = {"backend": backend, "head_dim": head_dim, "dtype": args.dtype, "mode": "all"}
             yield from guarded(rows, base)
 

@@ -26,16 +26,40 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 COLUMNS = [
-    "triton", "kernel", "atomic_dq", "input_class", "dtype", "head_dim", "block_m", "block_n",
-    "warps", "stages", "registers", "spill_stores", "spill_loads", "shared_bytes",
-]  # fmt: skip
+    "triton",
+    "kernel",
+    "atomic_dq",
+    "input_class",
+    "dtype",
+    "head_dim",
+    "block_m",
+    "block_n",
+    "warps",
+    "stages",
+    "registers",
+    "spill_stores",
+    "spill_loads",
+    "shared_bytes",
+]
 POINTERS = {"Q", "K", "V", "OUT", "DO", "DK", "DV", "DQ"}
 FP32_POINTERS = {"LSE", "DELTA", "DQ_ACC", "PARTS"}
-UNIT_STRIDES = {"stride_qd", "stride_kd", "stride_vd", "stride_od", "stride_dod", "stride_gd",
-                "stride_ad", "stride_pn"}  # fmt: skip
+UNIT_STRIDES = {
+    "stride_qd",
+    "stride_kd",
+    "stride_vd",
+    "stride_od",
+    "stride_dod",
+    "stride_gd",
+    "stride_ad",
+    "stride_pn",
+}
 # (input class, dtype, head dims measured): the largest head dim of each class; fp32 covers all
-CLASSES = [("16bit_d64", "bf16", (64,)), ("16bit_d128", "bf16", (128,)),
-           ("16bit_d256", "bf16", (256,)), ("fp32", "fp32", (64, 128, 256))]  # fmt: skip
+CLASSES = [
+    ("16bit_d64", "bf16", (64,)),
+    ("16bit_d128", "bf16", (128,)),
+    ("16bit_d256", "bf16", (256,)),
+    ("fp32", "fp32", (64, 128, 256)),
+]
 
 
 def jobs() -> list[dict]:
@@ -51,18 +75,28 @@ def jobs() -> list[dict]:
     decode = {cls: [tile] for cls, tile in DECODE_TILES.items()}
     found = []
     for kernel, tiles, atomic in (
-        ("attn_fwd", FWD_TILES, False), ("attn_bwd_dkdv", DKDV_TILES, False),
-        ("attn_bwd_dkdv", DKDV_ATOMIC_TILES, True), ("attn_bwd_dq", DQ_TILES, False),
+        ("attn_fwd", FWD_TILES, False),
+        ("attn_bwd_dkdv", DKDV_TILES, False),
+        ("attn_bwd_dkdv", DKDV_ATOMIC_TILES, True),
+        ("attn_bwd_dq", DQ_TILES, False),
         ("attn_fwd", decode, False),
-    ):  # fmt: skip
+    ):
         for cls, dtype, head_dims in CLASSES:
             for head_dim in head_dims:
                 for block_m, block_n, warps, stages in tiles[cls]:
-                    found.append({
-                        "kernel": kernel, "atomic_dq": atomic, "input_class": cls,
-                        "dtype": dtype, "head_dim": head_dim, "block_m": block_m,
-                        "block_n": block_n, "warps": warps, "stages": stages,
-                    })  # fmt: skip
+                    found.append(
+                        {
+                            "kernel": kernel,
+                            "atomic_dq": atomic,
+                            "input_class": cls,
+                            "dtype": dtype,
+                            "head_dim": head_dim,
+                            "block_m": block_m,
+                            "block_n": block_n,
+                            "warps": warps,
+                            "stages": stages,
+                        }
+                    )
     return list({tuple(job.values()): job for job in found}.values())  # decode tile may repeat
 
 
@@ -76,10 +110,16 @@ def compile_one(job: dict) -> dict:
 
     fn = getattr(kernels, job["kernel"])
     constexprs = {
-        "HEAD_DIM": job["head_dim"], "CAUSAL": True, "HAS_PAD": True, "WIDE": False,
-        "PRECISION": "ieee" if job["dtype"] == "fp32" else "tf32", "ATOMIC_DQ": job["atomic_dq"],
-        "BLOCK_M": job["block_m"], "BLOCK_N": job["block_n"], "BLOCK_S": 16,
-    }  # fmt: skip
+        "HEAD_DIM": job["head_dim"],
+        "CAUSAL": True,
+        "HAS_PAD": True,
+        "WIDE": False,
+        "PRECISION": "ieee" if job["dtype"] == "fp32" else "tf32",
+        "ATOMIC_DQ": job["atomic_dq"],
+        "BLOCK_M": job["block_m"],
+        "BLOCK_N": job["block_n"],
+        "BLOCK_S": 16,
+    }
     constexprs.update({name: 1 for name in UNIT_STRIDES})
     constexprs = {k: v for k, v in constexprs.items() if k in fn.arg_names}
     signature, attrs = {}, {}
@@ -108,10 +148,19 @@ def compile_one(job: dict) -> dict:
         ptx = Path(tmp) / "kernel.ptx"
         ptx.write_text(compiled.asm["ptx"])
         report = subprocess.run(
-            [str(ptxas), "-v", "--regAllocOptLevel=2", "--gpu-name=sm_90a", str(ptx), "-o",
-             str(Path(tmp) / "kernel.o")],
-            capture_output=True, text=True, check=True,
-        ).stderr  # fmt: skip
+            [
+                str(ptxas),
+                "-v",
+                "--regAllocOptLevel=2",
+                "--gpu-name=sm_90a",
+                str(ptx),
+                "-o",
+                str(Path(tmp) / "kernel.o"),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stderr
     spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", report)
     return {
         "triton": triton.__version__,
@@ -124,8 +173,15 @@ def compile_one(job: dict) -> dict:
 
 
 def markdown(rows: list[dict]) -> str:
-    head = ["kernel", "class", "d", "tile (M, N, warps, stages)", "registers", "spills (B)",
-            "shared (KiB)"]  # fmt: skip
+    head = [
+        "kernel",
+        "class",
+        "d",
+        "tile (M, N, warps, stages)",
+        "registers",
+        "spills (B)",
+        "shared (KiB)",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         name = r["kernel"] + (" (atomic dQ)" if r["atomic_dq"] else "")

@@ -41,9 +41,19 @@ from .timing import PROVENANCE_COLUMNS, csv_rows, provenance, synchronize
 SCORES = ("additive", "dot", "general")
 BASELINE = "dot"
 COLUMNS = [
-    *PROVENANCE_COLUMNS, "dim", "src_len", "batch", "calls", "repeats", "quantity", "score", "to",
-    "value", "ci_low", "ci_high",
-]  # fmt: skip
+    *PROVENANCE_COLUMNS,
+    "dim",
+    "src_len",
+    "batch",
+    "calls",
+    "repeats",
+    "quantity",
+    "score",
+    "to",
+    "value",
+    "ci_low",
+    "ci_high",
+]
 
 
 def score_flops(score: str, dim: int, src_len: int) -> int:
@@ -90,8 +100,9 @@ def mean_interval(samples: np.ndarray) -> tuple[float, float, float]:
     mean = float(samples.mean())
     if len(samples) < 2:
         return mean, math.nan, math.nan
-    low, high = interval(mean, float(samples.std(ddof=1)) / math.sqrt(len(samples)),
-                         len(samples) - 1)  # fmt: skip
+    low, high = interval(
+        mean, float(samples.std(ddof=1)) / math.sqrt(len(samples)), len(samples) - 1
+    )
     return mean, low, high
 
 
@@ -101,13 +112,28 @@ def timed_rows(times: dict[str, list[float]]) -> list[dict]:
     rows = []
     for score, samples in times.items():
         value, low, high = mean_interval(np.array(samples))
-        rows.append({"quantity": "step_time_s", "score": score, "value": value, "ci_low": low,
-                     "ci_high": high})  # fmt: skip
+        rows.append(
+            {
+                "quantity": "step_time_s",
+                "score": score,
+                "value": value,
+                "ci_low": low,
+                "ci_high": high,
+            }
+        )
     for score in (s for s in times if s != BASELINE):
         logs = np.log(np.array(times[score]) / np.array(times[BASELINE]))
         value, low, high = (math.exp(x) for x in mean_interval(logs))
-        rows.append({"quantity": "time_ratio", "score": score, "to": BASELINE, "value": value,
-                     "ci_low": low, "ci_high": high})  # fmt: skip
+        rows.append(
+            {
+                "quantity": "time_ratio",
+                "score": score,
+                "to": BASELINE,
+                "value": value,
+                "ci_low": low,
+                "ci_high": high,
+            }
+        )
     return rows
 
 
@@ -115,20 +141,35 @@ def counted_rows(dim: int, src_len: int) -> list[dict]:
     """Per score its FLOPs per step and per sentence, and per other score its ratio to BASELINE."""
     rows = []
     for score in SCORES:
-        rows.append({"quantity": "score_flops", "score": score,
-                     "value": score_flops(score, dim, src_len)})  # fmt: skip
-        rows.append({"quantity": "per_sentence_flops", "score": score,
-                     "value": per_sentence_flops(score, dim, src_len)})  # fmt: skip
+        rows.append(
+            {"quantity": "score_flops", "score": score, "value": score_flops(score, dim, src_len)}
+        )
+        rows.append(
+            {
+                "quantity": "per_sentence_flops",
+                "score": score,
+                "value": per_sentence_flops(score, dim, src_len),
+            }
+        )
     baseline = score_flops(BASELINE, dim, src_len)
-    rows += [{"quantity": "flops_ratio", "score": score, "to": BASELINE,
-              "value": score_flops(score, dim, src_len) / baseline}
-             for score in SCORES if score != BASELINE]  # fmt: skip
+    rows += [
+        {
+            "quantity": "flops_ratio",
+            "score": score,
+            "to": BASELINE,
+            "value": score_flops(score, dim, src_len) / baseline,
+        }
+        for score in SCORES
+        if score != BASELINE
+    ]
     return rows
 
 
 def measure(args: argparse.Namespace, device: torch.device) -> list[dict]:
-    inputs = {score: attention_inputs(score, args.dim, args.src_len, args.batch, args.seed, device)
-              for score in SCORES}  # fmt: skip
+    inputs = {
+        score: attention_inputs(score, args.dim, args.src_len, args.batch, args.seed, device)
+        for score in SCORES
+    }
     for attention, query, memory in inputs.values():  # warm-up: one untimed repetition
         seconds_per_step(attention, query, memory, args.calls, device)
     times = {score: [] for score in SCORES}
@@ -164,8 +205,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    settings = {**provenance(device), "dim": args.dim, "src_len": args.src_len,
-                "batch": args.batch, "calls": args.calls, "repeats": args.repeats}  # fmt: skip
+    settings = {
+        **provenance(device),
+        "dim": args.dim,
+        "src_len": args.src_len,
+        "batch": args.batch,
+        "calls": args.calls,
+        "repeats": args.repeats,
+    }
     with csv_rows(args.out, COLUMNS) as write:
         for row in measure(args, device):
             write({**settings, **row})

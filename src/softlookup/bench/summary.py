@@ -22,10 +22,25 @@ import pandas as pd
 KEYS = ["head_dim", "causal", "seq_len", "pass"]
 LIBRARY_BACKENDS = {"torch_sdpa": "sdpa_tflops", "torch_cudnn": "cudnn_tflops"}
 COLUMNS = [
-    "device_name", "dtype", *KEYS, "backend", "kernel", "time_ms", "time_p20_ms", "time_p80_ms",
-    "samples", "tiles", "tflops", "sdpa_tflops", "cudnn_tflops", "fastest_library", "ratio_to_sdpa",
-    "ratio_to_best_library", "max_abs_err", "max_abs_grad_err",
-]  # fmt: skip
+    "device_name",
+    "dtype",
+    *KEYS,
+    "backend",
+    "kernel",
+    "time_ms",
+    "time_p20_ms",
+    "time_p80_ms",
+    "samples",
+    "tiles",
+    "tflops",
+    "sdpa_tflops",
+    "cudnn_tflops",
+    "fastest_library",
+    "ratio_to_sdpa",
+    "ratio_to_best_library",
+    "max_abs_err",
+    "max_abs_grad_err",
+]
 
 
 def library_throughput(ok: pd.DataFrame) -> pd.DataFrame:
@@ -63,8 +78,16 @@ def main(argv: list[str] | None = None) -> None:
     table = summarize(pd.read_csv(args.attention_csv))
     table.to_csv(args.out, index=False)
     with pd.option_context("display.width", 200, "display.max_rows", 500):
-        shown = ["head_dim", "causal", "seq_len", "pass", "backend", "tflops", "ratio_to_sdpa",
-                 "ratio_to_best_library"]  # fmt: skip
+        shown = [
+            "head_dim",
+            "causal",
+            "seq_len",
+            "pass",
+            "backend",
+            "tflops",
+            "ratio_to_sdpa",
+            "ratio_to_best_library",
+        ]
         print(table[shown].round(3).to_string(index=False))
         print("max abs error vs fp32 (forward, gradients) by backend:")
         print(table.groupby("backend")[["max_abs_err", "max_abs_grad_err"]].max().to_string())

@@ -19,8 +19,15 @@ from ..provenance import PACKAGES, environment
 MIB = 2**20
 # the keys of softlookup.provenance.environment(), first on every benchmark row
 PROVENANCE_COLUMNS = [
-    "device", "device_name", "host", "threads", "python", *PACKAGES, "commit", "dirty",
-]  # fmt: skip
+    "device",
+    "device_name",
+    "host",
+    "threads",
+    "python",
+    *PACKAGES,
+    "commit",
+    "dirty",
+]
 
 
 def provenance(device: torch.device) -> dict[str, object]:
@@ -72,8 +79,12 @@ def time_samples(fn: Callable[[], object], device: torch.device, samples: int) -
             fn()
             times.append((time.perf_counter() - began) * 1e3)
     p20, median, p80 = np.percentile(times, QUANTILES)
-    return {"time_ms": float(median), "time_p20_ms": float(p20), "time_p80_ms": float(p80),
-            "samples": len(times)}  # fmt: skip
+    return {
+        "time_ms": float(median),
+        "time_p20_ms": float(p20),
+        "time_p80_ms": float(p80),
+        "samples": len(times),
+    }
 
 
 def cuda_graph(fn: Callable[[], object], device: torch.device) -> Callable[[], None]:

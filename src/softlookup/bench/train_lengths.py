@@ -30,10 +30,21 @@ from .train_step import model_config, random_batch, training_step
 
 LENGTH_COLUMNS = [
     *PROVENANCE_COLUMNS,
-    "variant", "arch", "parameters", "batch_tokens", "batch_sentences", "sentence_tokens",
-    "autocast", "time_ms", "time_p20_ms", "time_p80_ms", "samples", "tokens_per_s", "status",
+    "variant",
+    "arch",
+    "parameters",
+    "batch_tokens",
+    "batch_sentences",
+    "sentence_tokens",
+    "autocast",
+    "time_ms",
+    "time_p20_ms",
+    "time_p80_ms",
+    "samples",
+    "tokens_per_s",
+    "status",
     "reason",
-]  # fmt: skip
+]
 # The pair D6 compares: config/paper.yaml's GRU with additive attention (emb 256, hidden 1024:
 # 14.9M parameters at the plan's 8k vocabulary) and its Transformer (d_model 512, 3+3 layers,
 # ffn 2048: 30.3M), the two models the paper trains and whose training time its other D6 checks
@@ -53,10 +64,14 @@ def sweep(plan: dict, args: argparse.Namespace, device: torch.device, write) -> 
         for index, variant in enumerate(args.variants):
             model_cfg = model_config(entries[variant], args.dry)
             row = {
-                **env, "variant": variant, "arch": model_cfg.get("arch", ""),
-                "batch_tokens": args.batch_tokens, "batch_sentences": sentences,
-                "sentence_tokens": length, "autocast": "bf16" if autocast else "off",
-            }  # fmt: skip
+                **env,
+                "variant": variant,
+                "arch": model_cfg.get("arch", ""),
+                "batch_tokens": args.batch_tokens,
+                "batch_sentences": sentences,
+                "sentence_tokens": length,
+                "autocast": "bf16" if autocast else "off",
+            }
             try:
                 torch.manual_seed(index)
                 model = build_model(model_cfg, vocab).to(device).train()
@@ -73,10 +88,16 @@ def sweep(plan: dict, args: argparse.Namespace, device: torch.device, write) -> 
                 if device.type == "cuda":
                     torch.cuda.empty_cache()
             tokens = 2 * sentences * length  # source and target
-            write({
-                **row, **timed, "parameters": count_parameters(model),
-                "tokens_per_s": tokens / timed["time_ms"] * 1e3, "status": "ok", "reason": "",
-            })  # fmt: skip
+            write(
+                {
+                    **row,
+                    **timed,
+                    "parameters": count_parameters(model),
+                    "tokens_per_s": tokens / timed["time_ms"] * 1e3,
+                    "status": "ok",
+                    "reason": "",
+                }
+            )
             print(f"L={length:4d} {variant:16s} {timed['time_ms']:9.2f} ms/step", flush=True)
 
 

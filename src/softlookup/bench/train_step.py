@@ -35,16 +35,42 @@ from .timing import PROVENANCE_COLUMNS, csv_rows, provenance, time_samples
 
 STEP_COLUMNS = [
     *PROVENANCE_COLUMNS,
-    "variant", "base_model", "arch", "parameters", "batch_sentences", "sentence_tokens",
-    "autocast", "steps", "step_ms", "tokens_per_s", "status", "reason",
-]  # fmt: skip
+    "variant",
+    "base_model",
+    "arch",
+    "parameters",
+    "batch_sentences",
+    "sentence_tokens",
+    "autocast",
+    "steps",
+    "step_ms",
+    "tokens_per_s",
+    "status",
+    "reason",
+]
 ESTIMATE_COLUMNS = [
-    "rule", "variant", "runs", "epochs", "steps_per_epoch", "step_ms", "gpu_hours_per_run",
-    "gpu_hours", "train_pairs", "sentence_tokens", "max_tokens", "basis",
-]  # fmt: skip
+    "rule",
+    "variant",
+    "runs",
+    "epochs",
+    "steps_per_epoch",
+    "step_ms",
+    "gpu_hours_per_run",
+    "gpu_hours",
+    "train_pairs",
+    "sentence_tokens",
+    "max_tokens",
+    "basis",
+]
 # --dry: every width a few units, so that every model of the plan builds and steps on CPU
-DRY_MODEL = {"emb_dim": 16, "hidden_dim": 16, "d_model": 64, "ffn_dim": 64, "enc_layers": 1,
-             "dec_layers": 1}  # fmt: skip
+DRY_MODEL = {
+    "emb_dim": 16,
+    "hidden_dim": 16,
+    "d_model": 64,
+    "ffn_dim": 64,
+    "enc_layers": 1,
+    "dec_layers": 1,
+}
 
 
 def plan_of(config_paths: list[Path]) -> dict:
@@ -116,12 +142,19 @@ def estimate(entry: dict, step_ms: float, seeds: int, args: argparse.Namespace) 
     epochs = entry["train"]["epochs"]
     per_run = epochs * steps_per_epoch * step_ms / 3.6e6
     return {
-        "rule": "train", "variant": entry["variant"], "runs": seeds, "epochs": epochs,
-        "steps_per_epoch": steps_per_epoch, "step_ms": step_ms, "gpu_hours_per_run": per_run,
-        "gpu_hours": per_run * seeds, "train_pairs": args.train_pairs,
-        "sentence_tokens": args.sentence_tokens, "max_tokens": max_tokens,
+        "rule": "train",
+        "variant": entry["variant"],
+        "runs": seeds,
+        "epochs": epochs,
+        "steps_per_epoch": steps_per_epoch,
+        "step_ms": step_ms,
+        "gpu_hours_per_run": per_run,
+        "gpu_hours": per_run * seeds,
+        "train_pairs": args.train_pairs,
+        "sentence_tokens": args.sentence_tokens,
+        "max_tokens": max_tokens,
         "basis": "measured step time x epochs x steps (no early stop, validation not counted)",
-    }  # fmt: skip
+    }
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -129,15 +162,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         prog="python -m softlookup.bench.train_step", description=__doc__.split("\n")[0]
     )
     p.add_argument("--write-plan", type=Path, help="write the plan of --configs here and stop")
-    p.add_argument("--configs", type=Path, nargs="+", default=[Path("config/config.yaml"),
-                   Path("config/paper.yaml")], help="merged in order")  # fmt: skip
+    p.add_argument(
+        "--configs",
+        type=Path,
+        nargs="+",
+        default=[Path("config/config.yaml"), Path("config/paper.yaml")],
+        help="merged in order",
+    )
     p.add_argument("--plan", type=Path, help="plan JSON (from --write-plan)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cuda")
     p.add_argument("--out", type=Path, help="step times CSV")
     p.add_argument("--estimate-out", type=Path, help="GPU-hours per rule CSV")
     p.add_argument("--steps", type=int, default=3, help="timed steps per model (median)")
-    p.add_argument("--sentence-tokens", type=int, default=16,
-                   help="tokens per sentence, each side (Multi30k, 8k BPE: about 16)")  # fmt: skip
+    p.add_argument(
+        "--sentence-tokens",
+        type=int,
+        default=16,
+        help="tokens per sentence, each side (Multi30k, 8k BPE: about 16)",
+    )
     p.add_argument("--train-pairs", type=int, default=29000, help="sentence pairs per epoch")
     p.add_argument("--dry", action="store_true", help="tiny models and batches (CPU check)")
     args = p.parse_args(argv)
@@ -169,11 +211,15 @@ def main(argv: list[str] | None = None) -> None:
             sentences = 2 if args.dry else entry["train"]["max_tokens"] // args.sentence_tokens
             tokens = 6 if args.dry else args.sentence_tokens
             row = {
-                **env, "variant": entry["variant"], "base_model": entry["base_model"],
-                "arch": model_cfg.get("arch", ""), "batch_sentences": sentences,
-                "sentence_tokens": tokens, "autocast": "bf16" if autocast else "off",
+                **env,
+                "variant": entry["variant"],
+                "base_model": entry["base_model"],
+                "arch": model_cfg.get("arch", ""),
+                "batch_sentences": sentences,
+                "sentence_tokens": tokens,
+                "autocast": "bf16" if autocast else "off",
                 "steps": args.steps,
-            }  # fmt: skip
+            }
             try:
                 torch.manual_seed(index)
                 model = build_model(model_cfg, vocab).to(device).train()
@@ -188,22 +234,39 @@ def main(argv: list[str] | None = None) -> None:
             finally:
                 if device.type == "cuda":
                     torch.cuda.empty_cache()
-            write({
-                **row, "parameters": count_parameters(model), "step_ms": step_ms,
-                "tokens_per_s": 2 * sentences * tokens / step_ms * 1e3, "status": "ok",
-                "reason": "",
-            })  # fmt: skip
+            write(
+                {
+                    **row,
+                    "parameters": count_parameters(model),
+                    "step_ms": step_ms,
+                    "tokens_per_s": 2 * sentences * tokens / step_ms * 1e3,
+                    "status": "ok",
+                    "reason": "",
+                }
+            )
             guess = estimate(entry, step_ms, seeds, args)
             total += guess["gpu_hours"]
             measured += 1
             write_estimate(guess)
-            print(f"{entry['variant']:40s} {step_ms:9.2f} ms/step "
-                  f"{guess['gpu_hours']:8.3f} GPU-h ({seeds} seeds)", flush=True)  # fmt: skip
+            print(
+                f"{entry['variant']:40s} {step_ms:9.2f} ms/step "
+                f"{guess['gpu_hours']:8.3f} GPU-h ({seeds} seeds)",
+                flush=True,
+            )
         basis = "sum of the rows above" + (f"; not measured: {' '.join(failed)}" if failed else "")
-        write_estimate({"rule": "train", "variant": "all", "runs": seeds * measured,
-                        "gpu_hours": total, "basis": basis})  # fmt: skip
-        print(f"train, {measured} of {len(plan['variants'])} variants: {total:.2f} GPU-hours",
-              flush=True)  # fmt: skip
+        write_estimate(
+            {
+                "rule": "train",
+                "variant": "all",
+                "runs": seeds * measured,
+                "gpu_hours": total,
+                "basis": basis,
+            }
+        )
+        print(
+            f"train, {measured} of {len(plan['variants'])} variants: {total:.2f} GPU-hours",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

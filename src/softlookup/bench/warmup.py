@@ -29,8 +29,12 @@ def warm(device: torch.device, head_dim: int, causal: bool, kind: str, args) -> 
     from ..kernels.triton.flash import launch_backward, launch_forward, no_padding
 
     dtype = getattr(torch, args.dtype)
-    shape = (max(1, args.tokens // args.seq_len), args.model_dim // head_dim, args.seq_len,
-             head_dim)  # fmt: skip
+    shape = (
+        max(1, args.tokens // args.seq_len),
+        args.model_dim // head_dim,
+        args.seq_len,
+        head_dim,
+    )
     q, k, v, out, grad_out = (torch.randn(shape, device=device, dtype=dtype) for _ in range(5))
     pad = no_padding(device)
     options = {"causal": causal, "scale": head_dim**-0.5, "has_pad": False}
@@ -60,18 +64,33 @@ def main(argv: list[str] | None = None) -> None:
         started = time.perf_counter()
         head_dim, causal, kind = jobs[0]
         warm(torch.device(args.device), head_dim, bool(causal), kind, args)
-        print(f"warm-up d={head_dim} causal={causal} {kind}: "
-              f"{time.perf_counter() - started:.1f} s", flush=True)  # fmt: skip
+        print(
+            f"warm-up d={head_dim} causal={causal} {kind}: {time.perf_counter() - started:.1f} s",
+            flush=True,
+        )
         return
-    common = ["--device", args.device, "--seq-len", str(args.seq_len), "--tokens",
-              str(args.tokens), "--model-dim", str(args.model_dim), "--dtype", args.dtype]  # fmt: skip
+    common = [
+        "--device",
+        args.device,
+        "--seq-len",
+        str(args.seq_len),
+        "--tokens",
+        str(args.tokens),
+        "--model-dim",
+        str(args.model_dim),
+        "--dtype",
+        args.dtype,
+    ]
     module = [sys.executable, "-m", "softlookup.bench.warmup", *common]
     processes = [
         subprocess.Popen([*module, "--head-dims", str(d), "--causal", str(c), "--kinds", kind])
         for d, c, kind in jobs
     ]
-    failed = [" ".join(map(str, job))
-              for job, proc in zip(jobs, processes, strict=True) if proc.wait() != 0]  # fmt: skip
+    failed = [
+        " ".join(map(str, job))
+        for job, proc in zip(jobs, processes, strict=True)
+        if proc.wait() != 0
+    ]
     if failed:
         sys.exit(f"warm-up failed for (head dim, causal, kind): {', '.join(failed)}")
 

@@ -33,18 +33,66 @@ from .spec import GROUPS, Check, Claim, load_claims
 from .verdicts import counts, headline, largest_deviation, verdict
 
 COLUMNS = [
-    "id", "group", "short", "source", "expected", "measured", "ci_low", "ci_high", "verdict",
-    "reason", "where", "rule", "outputs", "config_hash",
+    "id",
+    "group",
+    "short",
+    "source",
+    "expected",
+    "measured",
+    "ci_low",
+    "ci_high",
+    "verdict",
+    "reason",
+    "where",
+    "rule",
+    "outputs",
+    "config_hash",
     # after the contract's columns: the rest of the claim, for the report and the appendix
-    "value", "text", "group_name", "claim", "paper", "cite", "expected_detail", "tolerance",
-    "note", "checks_decisive", "checks_passed", "checks_failed", "checks_inconclusive",
-    "checks_pending", "largest_deviation",
-]  # fmt: skip
+    "value",
+    "text",
+    "group_name",
+    "claim",
+    "paper",
+    "cite",
+    "expected_detail",
+    "tolerance",
+    "note",
+    "checks_decisive",
+    "checks_passed",
+    "checks_failed",
+    "checks_inconclusive",
+    "checks_pending",
+    "largest_deviation",
+]
 CHECK_COLUMNS = [
-    "claim_id", "check", "kind", "label", "op", "by", "expected", "allowed", "fmt", "status",
-    "reason", "value", "value_text", "ci_low", "ci_high", "df", "p_value", "p_adjusted",
-    "family_size", "deviation", "facts", "text", "rule", "output", "macro", "decisive", "headline",
-]  # fmt: skip
+    "claim_id",
+    "check",
+    "kind",
+    "label",
+    "op",
+    "by",
+    "expected",
+    "allowed",
+    "fmt",
+    "status",
+    "reason",
+    "value",
+    "value_text",
+    "ci_low",
+    "ci_high",
+    "df",
+    "p_value",
+    "p_adjusted",
+    "family_size",
+    "deviation",
+    "facts",
+    "text",
+    "rule",
+    "output",
+    "macro",
+    "decisive",
+    "headline",
+]
 
 
 def producer(check: Check, producers: dict) -> str:
@@ -88,7 +136,8 @@ def check_row(claim: Claim, number: int, check: Check, outcome: Outcome, rule: s
         "label": check.label,
         "op": check.op,
         "by": getattr(check, "by", "value"),
-        "expected": check.expected if check.expected is not None
+        "expected": check.expected
+        if check.expected is not None
         else (0.0 if check.op in ("above", "below") else None),
         "allowed": allowed,
         "fmt": check.fmt,
@@ -122,7 +171,9 @@ def judge(claim: Claim, evidence: Evidence, producers: dict) -> tuple[dict, list
     shown = top is not None and top.status != "pending"
     checks = [
         check_row(claim, number, check, outcome, rule) | {"headline": number - 1 == chosen}
-        for number, (check, outcome, rule) in enumerate(zip(claim.checks, outcomes, rules, strict=True), 1)
+        for number, (check, outcome, rule) in enumerate(
+            zip(claim.checks, outcomes, rules, strict=True), 1
+        )
     ]
     row = {
         "id": claim.id,
@@ -176,13 +227,19 @@ def main(argv=None) -> None:
     parser.add_argument("--comparisons", type=Path, help="results/tables/comparisons.csv")
     parser.add_argument("--bench", type=Path, nargs="*", default=[], help="bench CSVs")
     parser.add_argument("--training", type=Path, help="results/tables/training.csv")
-    parser.add_argument("--analysis", type=Path, nargs="*", default=[],
-                        help="results/analysis/attention_<run>.csv of trained runs")
+    parser.add_argument(
+        "--analysis",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="results/analysis/attention_<run>.csv of trained runs",
+    )
     parser.add_argument("--out", type=Path, required=True, help="claims.csv to write")
     parser.add_argument("--out-checks", type=Path, required=True, help="checks.csv to write")
     args = parser.parse_args(argv)
-    evidence = Evidence(args.probes, args.scores, args.comparisons, args.bench, args.training,
-                        args.analysis)
+    evidence = Evidence(
+        args.probes, args.scores, args.comparisons, args.bench, args.training, args.analysis
+    )
     ledger, checks = build_ledger(args.claims, evidence)
     for path in (args.out, args.out_checks):
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -28,12 +28,19 @@ def defined_names(configs: list[dict]) -> dict[str, set[str]]:
     for config in configs:
         pairs = config.get("comparisons") or {}
         comparisons |= set(pairs)
-        test_sets |= {pair["test_set"] for pair in pairs.values()
-                      if isinstance(pair, dict) and pair.get("test_set")}  # fmt: skip
+        test_sets |= {
+            pair["test_set"]
+            for pair in pairs.values()
+            if isinstance(pair, dict) and pair.get("test_set")
+        }
         data = config.get("data") or {}
         corpora = [data, *((data.get("extra") or {}).values())]
-        splits |= {name for corpus in corpora if isinstance(corpus, dict)
-                   for name in corpus.get("splits") or {}}  # fmt: skip
+        splits |= {
+            name
+            for corpus in corpora
+            if isinstance(corpus, dict)
+            for name in corpus.get("splits") or {}
+        }
         concat |= set(data.get("concat") or [])
         test_sets |= set(data.get("joined_tests") or {})
         test_sets |= set((config.get("evaluate") or {}).get("test_sets") or [])
@@ -83,8 +90,11 @@ def undefined_claim_names(claims_path: Path, configs: list[dict]) -> list[str]:
 def project_configs(claims_path: Path) -> list[dict]:
     """Every config file beside the claims file (config/*.yaml but claims.yaml)."""
     folder = Path(claims_path).parent
-    return [read_config_file(path) for path in sorted(folder.glob("*.yaml"))
-            if path.resolve() != Path(claims_path).resolve()]  # fmt: skip
+    return [
+        read_config_file(path)
+        for path in sorted(folder.glob("*.yaml"))
+        if path.resolve() != Path(claims_path).resolve()
+    ]
 
 
 def check_claim_names(config: dict, claims_path: Path, files: list[str] = ()) -> None:

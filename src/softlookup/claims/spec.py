@@ -246,8 +246,10 @@ def load_claims(path: Path) -> tuple[list[Claim], dict]:
     for claim in claims:
         for number, check in enumerate(claim.checks, start=1):
             if check.kind not in producers:
-                raise ClaimsFileError(f"{path}: claim {claim.id}, check {number}: producers names"
-                                      f" no rule for {check.kind} evidence")  # fmt: skip
+                raise ClaimsFileError(
+                    f"{path}: claim {claim.id}, check {number}: producers names"
+                    f" no rule for {check.kind} evidence"
+                )
             rules = producers[check.kind]
             if isinstance(rules, dict) and check.name not in rules:
                 raise ClaimsFileError(
@@ -376,13 +378,17 @@ def _expand_grid(where: str, raw: dict) -> list[dict]:
 
 def _numeric_check(where: str, raw: dict) -> NumericCheck:
     kind = "probe" if "probe" in raw else "bench"
-    settings = {str(k): tuple(map(str, v)) if isinstance(v, list) else str(v)
-                for k, v in raw.get("where", {}).items()}  # fmt: skip
+    settings = {
+        str(k): tuple(map(str, v)) if isinstance(v, list) else str(v)
+        for k, v in raw.get("where", {}).items()
+    }
     label = raw.get("label") or _default_label(raw.get("quantity") or raw["column"], settings)
     ratio_to = raw.get("ratio_to")
     if raw.get("by") == "interval" and (ratio_to or raw.get("aggregate", "single") != "single"):
-        raise ClaimsFileError(f"{where}: 'by: interval' judges one row's ci_low/ci_high; it takes"
-                              " no ratio_to and no aggregate")  # fmt: skip
+        raise ClaimsFileError(
+            f"{where}: 'by: interval' judges one row's ci_low/ci_high; it takes"
+            " no ratio_to and no aggregate"
+        )
     return NumericCheck(
         **_common(raw, ".4g"),
         label=label,
@@ -409,4 +415,3 @@ def _numeric_check(where: str, raw: dict) -> NumericCheck:
 def _default_label(quantity: str, settings: dict) -> str:
     shown = ["|".join(v) if isinstance(v, tuple) else v for v in settings.values()]
     return f"{quantity}[{','.join(shown)}]" if settings else quantity
-

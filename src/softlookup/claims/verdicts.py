@@ -25,8 +25,10 @@ ALL_PASS = "all_pass"  # the reason of a reproduced claim
 def verdict(outcomes: list[Outcome]) -> tuple[str, str]:
     """(verdict, reason code) by the rule of the module docstring."""
     decisive = [o for o in outcomes if o.status != "report"]
-    by_status = {status: [o for o in decisive if o.status == status]
-                 for status in ("pass", "fail", "inconclusive", "pending")}  # fmt: skip
+    by_status = {
+        status: [o for o in decisive if o.status == status]
+        for status in ("pass", "fail", "inconclusive", "pending")
+    }
     if len(by_status["pending"]) == len(decisive):
         return "pending", by_status["pending"][0].reason
     if by_status["fail"]:
@@ -42,9 +44,12 @@ def counts(outcomes: list[Outcome]) -> dict[str, int]:
     """The number of decisive checks, and of those that pass, fail, are inconclusive, pending."""
     decisive = [o for o in outcomes if o.status != "report"]
     found = {"checks_decisive": len(decisive)}
-    for status, column in (("pass", "checks_passed"), ("fail", "checks_failed"),
-                           ("inconclusive", "checks_inconclusive"),
-                           ("pending", "checks_pending")):  # fmt: skip
+    for status, column in (
+        ("pass", "checks_passed"),
+        ("fail", "checks_failed"),
+        ("inconclusive", "checks_inconclusive"),
+        ("pending", "checks_pending"),
+    ):
         found[column] = sum(o.status == status for o in decisive)
     return found
 

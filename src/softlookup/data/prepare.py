@@ -402,8 +402,14 @@ def main() -> None:
         manifest = prepare_days(args.archive, args.out_dir, **common)
     else:
         joined_tests = {k: v.split("+") for k, v in key_values(args.joined_test).items()}
-        manifest = prepare(args.raw_dir, args.out_dir, concat=args.concat, join=join,
-                           joined_tests=joined_tests, **common)  # fmt: skip
+        manifest = prepare(
+            args.raw_dir,
+            args.out_dir,
+            concat=args.concat,
+            join=join,
+            joined_tests=joined_tests,
+            **common,
+        )
     print(json.dumps({k: v["examples"] for k, v in manifest["splits"].items()}))
 
 

@@ -121,8 +121,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--corpus", required=True)
     parser.add_argument("--file", required=True, help="file name inside the corpus")
     parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--mirror", default=None,
-                        help=f"mirror directory (${MIRROR_ENV} wins; relative: to this directory)")
+    parser.add_argument(
+        "--mirror",
+        default=None,
+        help=f"mirror directory (${MIRROR_ENV} wins; relative: to this directory)",
+    )
     args = parser.parse_args(argv)
     mirror = resolve_mirror(args.mirror)
     try:

@@ -107,8 +107,7 @@ def run_rows(run: str, run_dir: Path, test_sets: list[str], points: list[Path]) 
     budget points (`points`: files of this run's ladder/)."""
     config, meta = read_run_config(run_dir), read_meta(run_dir)
     parts = [pd.DataFrame(training_rows(meta)).assign(epoch=FINAL)]
-    parts += [pd.read_csv(run_dir / f"scores.{name}.csv").assign(epoch=FINAL)
-              for name in test_sets]  # fmt: skip
+    parts += [pd.read_csv(run_dir / f"scores.{name}.csv").assign(epoch=FINAL) for name in test_sets]
     parts += [pd.read_csv(path).assign(epoch=point_of(path)) for path in points]
     table = pd.concat(parts, ignore_index=True)
     if meta["status"] != "ok":  # a diverged run's translations mean nothing: record no scores
@@ -122,13 +121,18 @@ def run_rows(run: str, run_dir: Path, test_sets: list[str], points: list[Path]) 
     )
 
 
-def collect(runs: list[str], runs_dir: Path, test_sets: list[str],
-            point_scores: list[Path] = ()) -> pd.DataFrame:
+def collect(
+    runs: list[str], runs_dir: Path, test_sets: list[str], point_scores: list[Path] = ()
+) -> pd.DataFrame:
     tables = [
-        run_rows(run, runs_dir / run, test_sets,
-                 [p for p in point_scores if Path(p).parent.parent.name == run])
+        run_rows(
+            run,
+            runs_dir / run,
+            test_sets,
+            [p for p in point_scores if Path(p).parent.parent.name == run],
+        )
         for run in runs
-    ]  # fmt: skip
+    ]
     return pd.concat(tables, ignore_index=True).reindex(columns=COLUMNS)
 
 
@@ -156,8 +160,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs-dir", required=True, type=Path)
     parser.add_argument("--runs", required=True, nargs="+", help="run names (directories)")
     parser.add_argument("--test-sets", required=True, nargs="+")
-    parser.add_argument("--point-scores", type=Path, nargs="*", default=[],
-                        help="scores of budget points: <runs-dir>/<run>/ladder/scores.e<k>.*.csv")
+    parser.add_argument(
+        "--point-scores",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="scores of budget points: <runs-dir>/<run>/ladder/scores.e<k>.*.csv",
+    )
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--training-out", type=Path, help="per-epoch table (training.csv)")
     args = parser.parse_args(argv)

@@ -116,6 +116,8 @@ SEED_VARIANCE_COLUMNS = [
     "bartlett_p",
     "pooled",
 ]
+
+
 def p_text(p_value: float) -> str:
     """A p-value as a table cell gives it: '< 0.001' below a thousandth, else three decimals
     (the p_value columns keep the exact value)."""
@@ -143,8 +145,12 @@ def sacrebleu_measure(metric_class) -> Measure:
         return np.asarray(metric_class()._extract_corpus_statistics(hyps, [refs]), np.float64)
 
     metric = metric_class()
-    return Measure(stats, lambda summed: np.array(
-        [metric._compute_score_from_stats(row.tolist()).score for row in summed]))  # fmt: skip
+    return Measure(
+        stats,
+        lambda summed: np.array(
+            [metric._compute_score_from_stats(row.tolist()).score for row in summed]
+        ),
+    )
 
 
 def length_stats(hyps: list[str], refs: list[str]) -> np.ndarray:
@@ -207,8 +213,9 @@ def hypotheses_file(run_dir: Path, test_set: str, tgt: str, point: str) -> Path:
     return run_dir / "ladder" / f"hyp.e{point}.{test_set}.{tgt}"
 
 
-def read_hypotheses(runs_dir: Path, runs: list[str], test_set: str, tgt: str,
-                    point: str = FINAL) -> list[list[str]]:
+def read_hypotheses(
+    runs_dir: Path, runs: list[str], test_set: str, tgt: str, point: str = FINAL
+) -> list[list[str]]:
     files = [hypotheses_file(runs_dir / run, test_set, tgt, point) for run in runs]
     return [f.read_text(encoding="utf-8").splitlines() for f in files]
 
@@ -233,8 +240,9 @@ def length_groups(sources: list[str], edges, min_bucket_sentences: int) -> dict[
 
 def kept_share(long: SeedScores, short: SeedScores) -> SeedScores:
     """Per seed and draw: the score on a longer bucket as a share of that on the shortest."""
-    return SeedScores(long.seeds, ratio(long.observed, short.observed),
-                      ratio(long.drawn, short.drawn))  # fmt: skip
+    return SeedScores(
+        long.seeds, ratio(long.observed, short.observed), ratio(long.drawn, short.drawn)
+    )
 
 
 def family_of(run_dir: Path) -> str:
@@ -253,18 +261,30 @@ class TestSet:
     counts: dict[str, np.ndarray]  # bucket -> (R, n) draw counts, independent per bucket
 
 
-def read_test_set(data_dir: Path, test_set: str, src: str, tgt: str, *, edges,
-                  min_bucket_sentences: int, resamples: int, seed: int) -> TestSet:  # fmt: skip
+def read_test_set(
+    data_dir: Path,
+    test_set: str,
+    src: str,
+    tgt: str,
+    *,
+    edges,
+    min_bucket_sentences: int,
+    resamples: int,
+    seed: int,
+) -> TestSet:
     sources = (data_dir / f"{test_set}.{src}").read_text(encoding="utf-8").splitlines()
     refs = (data_dir / f"{test_set}.{tgt}").read_text(encoding="utf-8").splitlines()
     groups = length_groups(sources, edges, min_bucket_sentences)
-    counts = {bucket: draw_counts(len(members), resamples, seed + offset)
-              for offset, (bucket, members) in enumerate(groups.items())}  # fmt: skip
+    counts = {
+        bucket: draw_counts(len(members), resamples, seed + offset)
+        for offset, (bucket, members) in enumerate(groups.items())
+    }
     return TestSet(refs, groups, counts)
 
 
-def variant_cells(seeds: list[int], hypotheses: list[list[str]],
-                  test: TestSet) -> dict[tuple[str, str], SeedScores]:  # fmt: skip
+def variant_cells(
+    seeds: list[int], hypotheses: list[list[str]], test: TestSet
+) -> dict[tuple[str, str], SeedScores]:
     """A variant's SeedScores per (bucket, metric): every measure of the whole set, BLEU per
     bucket, and the share of the shortest bucket's BLEU kept per longer bucket. hypotheses: one
     list per seed, aligned with the references."""
@@ -275,8 +295,9 @@ def variant_cells(seeds: list[int], hypotheses: list[list[str]],
             if bucket != ALL and metric not in PER_BUCKET:
                 continue
             stats = [measure.sentence_stats([h[i] for i in members], refs) for h in hypotheses]
-            cells[bucket, metric] = seed_scores(seeds, stats, test.counts[bucket],
-                                                measure.corpus_values)  # fmt: skip
+            cells[bucket, metric] = seed_scores(
+                seeds, stats, test.counts[bucket], measure.corpus_values
+            )
     buckets = [label for label in test.groups if label != ALL]
     for bucket in buckets[1:]:
         cells[bucket, "bleu_share"] = kept_share(cells[bucket, "bleu"], cells[buckets[0], "bleu"])
@@ -284,43 +305,72 @@ def variant_cells(seeds: list[int], hypotheses: list[list[str]],
 
 
 def sentence_method(resamples: int, bucket: str, metric: str, shortest: str) -> str:
-    share_text = (f"; share: BLEU of this bucket / BLEU of bucket {shortest}, per seed and draw"
-                  if metric == "bleu_share" else "")  # fmt: skip
+    share_text = (
+        f"; share: BLEU of this bucket / BLEU of bucket {shortest}, per seed and draw"
+        if metric == "bleu_share"
+        else ""
+    )
     where = "the test set" if bucket == ALL else "the bucket"
-    return (f"; paired sentence bootstrap, {resamples} draws of {where}'s sentences, the same for"
-            f" every run; interval: delta +- t(df) se, df Welch-Satterthwaite{share_text}")
+    return (
+        f"; paired sentence bootstrap, {resamples} draws of {where}'s sentences, the same for"
+        f" every run; interval: delta +- t(df) se, df Welch-Satterthwaite{share_text}"
+    )
 
 
-def compare_family(pairs: list[tuple[str, str, str]], family: str, test_set: str, point: str,
-                   cells: dict[str, dict], test: TestSet,
-                   resamples: int) -> tuple[list[dict], list[dict]]:  # fmt: skip
+def compare_family(
+    pairs: list[tuple[str, str, str]],
+    family: str,
+    test_set: str,
+    point: str,
+    cells: dict[str, dict],
+    test: TestSet,
+    resamples: int,
+) -> tuple[list[dict], list[dict]]:
     """Rows of one family's comparisons (name, a, b) at one budget point, and its seed-variance
     rows; cells: variant -> its variant_cells."""
     rows, variances = [], []
-    shortest = next(label for label in test.groups if label != ALL) if len(test.groups) > 1 \
-        else ALL  # fmt: skip
+    shortest = next(label for label in test.groups if label != ALL) if len(test.groups) > 1 else ALL
     for bucket, metric in next(iter(cells.values())):
         scores = {variant: cell[bucket, metric] for variant, cell in cells.items()}
         stats_rows, pool = family_rows(scores, pairs, family)
         place = {"test_set": test_set, "epoch": point, "bucket": bucket, "metric": metric}
         for (_, a, b), row in zip(pairs, stats_rows, strict=True):
-            rows.append({**row, **place, "system_a": a, "system_b": b,
-                         "n_sentences": len(test.groups[bucket]), "method": row["method"]
-                         + sentence_method(resamples, bucket, metric, shortest)})  # fmt: skip
-        variances += [{"family": family, "variant": variant, **place, "seeds": seeds,
-                       "seed_sd": sd, "pooled_sd": math.sqrt(pool.variance),
-                       "pooled_df": pool.df, "bartlett_statistic": pool.statistic,
-                       "bartlett_p": pool.p_value, "pooled": not pool.rejected}
-                      for variant, (seeds, sd) in pool.sds.items()]  # fmt: skip
+            rows.append(
+                {
+                    **row,
+                    **place,
+                    "system_a": a,
+                    "system_b": b,
+                    "n_sentences": len(test.groups[bucket]),
+                    "method": row["method"] + sentence_method(resamples, bucket, metric, shortest),
+                }
+            )
+        variances += [
+            {
+                "family": family,
+                "variant": variant,
+                **place,
+                "seeds": seeds,
+                "seed_sd": sd,
+                "pooled_sd": math.sqrt(pool.variance),
+                "pooled_df": pool.df,
+                "bartlett_statistic": pool.statistic,
+                "bartlett_p": pool.p_value,
+                "pooled": not pool.rejected,
+            }
+            for variant, (seeds, sd) in pool.sds.items()
+        ]
     return rows, variances
 
 
-def family_groups(pairs: list[tuple[str, str, str, str]], runs_dir: Path,
-                  by_variant: dict[str, dict[int, str]]) -> dict[tuple, list]:  # fmt: skip
+def family_groups(
+    pairs: list[tuple[str, str, str, str]], runs_dir: Path, by_variant: dict[str, dict[int, str]]
+) -> dict[tuple, list]:
     """(test set, family, budget point) -> the comparisons (name, a, b) of that family there; the
     family of a pair whose systems' families differ is both, joined by ' + '."""
-    families = {v: family_of(runs_dir / next(iter(seeds.values())))
-                for v, seeds in by_variant.items()}  # fmt: skip
+    families = {
+        v: family_of(runs_dir / next(iter(seeds.values()))) for v, seeds in by_variant.items()
+    }
     groups: dict[tuple, list] = {}
     for name, a, b, test_set in pairs:
         missing = [v for v in (a, b) if v not in by_variant]
@@ -331,8 +381,10 @@ def family_groups(pairs: list[tuple[str, str, str, str]], runs_dir: Path,
         points = shared_points(runs_dir, [*by_variant[a].values(), *by_variant[b].values()])
         for point in points:
             groups.setdefault((test_set, family, point), []).append((name, a, b))
-        print(f"comparison {name}: {b} vs {a} on {test_set}, family {family},"
-              f" seeds {seeds_text(by_variant[a], by_variant[b])}, points {points}")
+        print(
+            f"comparison {name}: {b} vs {a} on {test_set}, family {family},"
+            f" seeds {seeds_text(by_variant[a], by_variant[b])}, points {points}"
+        )
     return groups
 
 
@@ -353,31 +405,46 @@ def compare(
     the comparisons table and the seed-variance table."""
     by_variant = variant_runs(runs_dir, runs)
     tests, cells, rows, variances = {}, {}, [], []
-    for (test_set, family, point), family_pairs in family_groups(pairs, runs_dir,
-                                                                 by_variant).items():
+    for (test_set, family, point), family_pairs in family_groups(
+        pairs, runs_dir, by_variant
+    ).items():
         if test_set not in tests:
             tests[test_set] = read_test_set(
-                data_dir, test_set, src, tgt, edges=edges,
-                min_bucket_sentences=min_bucket_sentences, resamples=resamples, seed=seed,
-            )  # fmt: skip
+                data_dir,
+                test_set,
+                src,
+                tgt,
+                edges=edges,
+                min_bucket_sentences=min_bucket_sentences,
+                resamples=resamples,
+                seed=seed,
+            )
         named = sorted({v for _, a, b in family_pairs for v in (a, b)})
         for variant in named:
             if (variant, test_set, point) not in cells:  # a variant's scores, once per point
                 seeds = sorted(by_variant[variant])
-                hypotheses = read_hypotheses(runs_dir, [by_variant[variant][s] for s in seeds],
-                                             test_set, tgt, point)  # fmt: skip
+                hypotheses = read_hypotheses(
+                    runs_dir, [by_variant[variant][s] for s in seeds], test_set, tgt, point
+                )
                 cells[variant, test_set, point] = variant_cells(seeds, hypotheses, tests[test_set])
         pair_rows, family_variances = compare_family(
-            family_pairs, family, test_set, point,
+            family_pairs,
+            family,
+            test_set,
+            point,
             {variant: cells[variant, test_set, point] for variant in named},
-            tests[test_set], resamples,
-        )  # fmt: skip
-        rows += [{**row, "seeds": seeds_text(by_variant[row["system_a"]],
-                                             by_variant[row["system_b"]])}
-                 for row in pair_rows]  # fmt: skip
+            tests[test_set],
+            resamples,
+        )
+        rows += [
+            {**row, "seeds": seeds_text(by_variant[row["system_a"]], by_variant[row["system_b"]])}
+            for row in pair_rows
+        ]
         variances += family_variances
-    return (pd.DataFrame(rows, columns=COLUMNS),
-            pd.DataFrame(variances, columns=SEED_VARIANCE_COLUMNS))  # fmt: skip
+    return (
+        pd.DataFrame(rows, columns=COLUMNS),
+        pd.DataFrame(variances, columns=SEED_VARIANCE_COLUMNS),
+    )
 
 
 def seeds_text(seeds_a: dict[int, str], seeds_b: dict[int, str]) -> int | str:
@@ -391,9 +458,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs-dir", required=True, type=Path)
     parser.add_argument("--runs", nargs="*", default=[], help="run names (directories)")
     parser.add_argument(
-        "--pair", nargs=4, action="append", default=[],
-        metavar=("NAME", "A", "B", "TEST_SET"), help="one comparison; repeat for more",
-    )  # fmt: skip
+        "--pair",
+        nargs=4,
+        action="append",
+        default=[],
+        metavar=("NAME", "A", "B", "TEST_SET"),
+        help="one comparison; repeat for more",
+    )
     parser.add_argument("--data-dir", required=True, type=Path)
     parser.add_argument("--src", required=True)
     parser.add_argument("--tgt", required=True)
@@ -402,8 +473,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--seed-variance-out", type=Path,
-                        help="the per-family seed-variance table (default: beside --out)")
+    parser.add_argument(
+        "--seed-variance-out",
+        type=Path,
+        help="the per-family seed-variance table (default: beside --out)",
+    )
     args = parser.parse_args(argv)
     table, variances = compare(
         [tuple(pair) for pair in args.pair],

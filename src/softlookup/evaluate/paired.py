@@ -40,8 +40,9 @@ class SeedScores:
         return SeedScores(tuple(seeds), self.observed[rows], self.drawn[rows])
 
 
-def seed_scores(seeds: list[int], sentence_stats: list[np.ndarray], counts: np.ndarray,
-                corpus_values) -> SeedScores:  # fmt: skip
+def seed_scores(
+    seeds: list[int], sentence_stats: list[np.ndarray], counts: np.ndarray, corpus_values
+) -> SeedScores:
     """A variant's SeedScores from each seed's per-sentence sufficient statistics (N, k),
     counts (R, N) from the sentence draws, and corpus_values: summed statistics (M, k) -> (M,)."""
     observed = [corpus_values(s.sum(0, keepdims=True))[0] for s in sentence_stats]
@@ -77,8 +78,9 @@ def seed_mean(values: np.ndarray) -> float:
 def pool(scores: dict[str, SeedScores]) -> Pool:
     """Pooled seed variance of the variants' whole-set scores, with Bartlett's test."""
     values = {variant: finite(s.observed) for variant, s in scores.items()}
-    sds = {v: (len(x), float(np.std(x, ddof=1)) if len(x) > 1 else math.nan)
-           for v, x in values.items()}  # fmt: skip
+    sds = {
+        v: (len(x), float(np.std(x, ddof=1)) if len(x) > 1 else math.nan) for v, x in values.items()
+    }
     groups = [x for x in values.values() if len(x) > 1]
     df = sum(len(x) - 1 for x in groups)
     variance = sum((len(x) - 1) * np.var(x, ddof=1) for x in groups) / df if df else math.nan
@@ -102,8 +104,11 @@ NO_SEED_VARIANCE = Component(math.nan, 0)
 def own_variance(values: np.ndarray) -> Component:
     """The sample variance of values (NaN dropped), df n - 1; none below two values."""
     values = finite(values)
-    return Component(float(np.var(values, ddof=1)), len(values) - 1) if len(values) > 1 \
-        else NO_SEED_VARIANCE  # fmt: skip
+    return (
+        Component(float(np.var(values, ddof=1)), len(values) - 1)
+        if len(values) > 1
+        else NO_SEED_VARIANCE
+    )
 
 
 def seed_component(a: SeedScores, b: SeedScores, family: Pool, paired: bool) -> Component:
@@ -131,8 +136,11 @@ def welch(own: list[Component], sizes: list[int]) -> Component:
 def side_seed_component(side: SeedScores, family: Pool) -> Component:
     """Seed variance of one variant's seed mean: pooled, or its own seeds where pooling failed."""
     if not family.rejected:
-        return Component(family.variance / len(side.seeds), family.df) if family.df \
-            else NO_SEED_VARIANCE  # fmt: skip
+        return (
+            Component(family.variance / len(side.seeds), family.df)
+            if family.df
+            else NO_SEED_VARIANCE
+        )
     own = own_variance(side.observed)
     return Component(own.variance / len(side.seeds), own.df)
 
@@ -172,15 +180,22 @@ def combine(seed: Component, sentence: float) -> tuple[float, float]:
 
 def seed_method(family: Pool, family_name: str, n_seeds: int) -> str:
     """How the seed component was found, in words (the row's `method`)."""
-    test = (f"Bartlett p = {family.p_value:.3f}" if math.isfinite(family.p_value)
-            else "equal variance untested")  # fmt: skip
+    test = (
+        f"Bartlett p = {family.p_value:.3f}"
+        if math.isfinite(family.p_value)
+        else "equal variance untested"
+    )
     if family.rejected:
-        return (f"seed variance of this comparison's own seeds, t(n - 1) (pooling over family"
-                f" {family_name} rejected: {test})")  # fmt: skip
+        return (
+            f"seed variance of this comparison's own seeds, t(n - 1) (pooling over family"
+            f" {family_name} rejected: {test})"
+        )
     if not family.df:
         return f"no seed variance ({n_seeds} seed): sentence bootstrap only, normal interval"
-    return (f"seed variance pooled over family {family_name} ({len(family.sds)} variants,"
-            f" df {family.df}, {test})")  # fmt: skip
+    return (
+        f"seed variance pooled over family {family_name} ({len(family.sds)} variants,"
+        f" df {family.df}, {test})"
+    )
 
 
 def side_stats(side: SeedScores, family: Pool) -> tuple[float, float]:
@@ -198,8 +213,14 @@ def comparison_stats(a: SeedScores, b: SeedScores, family: Pool, paired: bool) -
     sentence = sentence_variance([(-1.0, a.drawn), (1.0, b.drawn)])
     se, df = combine(seed, sentence)
     low, high = intervals.interval(delta, se, df)
-    per_seed = {str(s): round(float(db - da), 6) for s, da, db in
-                zip(a.seeds, a.observed, b.observed, strict=True)} if paired else {}  # fmt: skip
+    per_seed = (
+        {
+            str(s): round(float(db - da), 6)
+            for s, da, db in zip(a.seeds, a.observed, b.observed, strict=True)
+        }
+        if paired
+        else {}
+    )
     return {
         "mean_a": mean_a,
         "mean_b": mean_b,
@@ -216,8 +237,9 @@ def comparison_stats(a: SeedScores, b: SeedScores, family: Pool, paired: bool) -
     }
 
 
-def family_rows(scores: dict[str, SeedScores], pairs: list[tuple[str, str, str]],
-                family_name: str) -> tuple[list[dict], Pool]:  # fmt: skip
+def family_rows(
+    scores: dict[str, SeedScores], pairs: list[tuple[str, str, str]], family_name: str
+) -> tuple[list[dict], Pool]:
     """The statistics of each comparison (name, a, b) of one family on one cell (test set, budget
     point, bucket, metric), scores holding every variant the family's comparisons name there; a
     pair is paired on the seeds both variants have, else compares all seeds of each."""
@@ -226,14 +248,26 @@ def family_rows(scores: dict[str, SeedScores], pairs: list[tuple[str, str, str]]
     rows = []
     for name, a, b in pairs:
         shared = sorted(set(scores[a].seeds) & set(scores[b].seeds))
-        side_a, side_b = ((scores[a].select(shared), scores[b].select(shared)) if shared
-                          else (scores[a], scores[b]))  # fmt: skip
+        side_a, side_b = (
+            (scores[a].select(shared), scores[b].select(shared))
+            if shared
+            else (scores[a], scores[b])
+        )
         for variant, side in ((a, side_a), (b, side_b)):
             if (variant, side.seeds) not in sides:
                 sides[variant, side.seeds] = side_stats(side, family)
         (se_a, df_a), (se_b, df_b) = sides[a, side_a.seeds], sides[b, side_b.seeds]
         statistics = comparison_stats(side_a, side_b, family, paired=bool(shared))
         method = seed_method(family, family_name, min(len(side_a.seeds), len(side_b.seeds)))
-        rows.append({"comparison": name, **statistics, "se_a": se_a, "df_a": df_a,
-                     "se_b": se_b, "df_b": df_b, "method": method})  # fmt: skip
+        rows.append(
+            {
+                "comparison": name,
+                **statistics,
+                "se_a": se_a,
+                "df_a": df_a,
+                "se_b": se_b,
+                "df_b": df_b,
+                "method": method,
+            }
+        )
     return rows, family

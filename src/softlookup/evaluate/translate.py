@@ -56,9 +56,12 @@ def default_device() -> torch.device:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run-dir", required=True, type=Path, help="holds model.pt, meta.json")
-    parser.add_argument("--weights", type=Path,
-                        help="the model file to translate with (default: <run-dir>/model.pt; a "
-                             "budget point: <run-dir>/ladder/e<k>.pt)")  # fmt: skip
+    parser.add_argument(
+        "--weights",
+        type=Path,
+        help="the model file to translate with (default: <run-dir>/model.pt; a "
+        "budget point: <run-dir>/ladder/e<k>.pt)",
+    )
     parser.add_argument("--spm", required=True, type=Path)
     parser.add_argument("--input", required=True, type=Path, help="source sentences, one a line")
     parser.add_argument("--out", required=True, type=Path)

@@ -16,8 +16,10 @@ from .special_tokens import BOS, EOS, PAD, UNK
 from .transformer import MultiHeadAttention, Transformer
 
 
-def build_model(cfg: dict | GRUConfig | TransformerConfig, vocab_size: int,
-                ) -> GRUSeq2Seq | Transformer:  # fmt: skip
+def build_model(
+    cfg: dict | GRUConfig | TransformerConfig,
+    vocab_size: int,
+) -> GRUSeq2Seq | Transformer:
     """Build the model of a parsed config, or of a flat model dict, which is validated first
     (ValueError on unknown keys or bad values)."""
     if not isinstance(vocab_size, int) or vocab_size <= EOS + 1:

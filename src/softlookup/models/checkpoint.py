@@ -73,8 +73,9 @@ def model_file(run: dict, model: torch.nn.Module, vocab_size: int, fingerprint=N
     return state
 
 
-def save_model(path: Path, run: dict, model: torch.nn.Module, vocab_size: int,
-               fingerprint: dict | None = None) -> None:
+def save_model(
+    path: Path, run: dict, model: torch.nn.Module, vocab_size: int, fingerprint: dict | None = None
+) -> None:
     save_atomic(model_file(run, model, vocab_size, fingerprint), path)
 
 

@@ -104,7 +104,9 @@ class FeedForward(nn.Module):
 
     def __init__(self, d_model: int, ffn_dim: int):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(d_model, ffn_dim), nn.ReLU(), nn.Linear(ffn_dim, d_model))
+        self.net = nn.Sequential(
+            nn.Linear(d_model, ffn_dim), nn.ReLU(), nn.Linear(ffn_dim, d_model)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x)

@@ -98,8 +98,7 @@ def measure_composition(rows: TidyRows, seed: int, n_tokens: int, width: int, de
     stacked, product = x, torch.eye(width, dtype=torch.float64)
     for w in weights:
         stacked, product = stacked @ w, product @ w
-    rows.add("composition_error", relative_error(stacked, x @ product), stack="linear",
-             depth=depth)  # fmt: skip
+    rows.add("composition_error", relative_error(stacked, x @ product), stack="linear", depth=depth)
 
 
 def relative_error(actual: torch.Tensor, expected: torch.Tensor) -> float:

@@ -68,8 +68,12 @@ def measure_entropy(rows: TidyRows, gen: torch.Generator, n_rows: int, n_keys: i
     for kind, rows_of_kind in (("flat", normalised > FLAT), ("spiked", normalised < SPIKED)):
         rows.add("rows_of_kind", rows_of_kind.sum(), example="random", row=kind)
         if rows_of_kind.any():
-            rows.add("mean_relative_distance_from_mean", distance_from_mean[rows_of_kind].mean(),
-                     example="random", row=kind)  # fmt: skip
+            rows.add(
+                "mean_relative_distance_from_mean",
+                distance_from_mean[rows_of_kind].mean(),
+                example="random",
+                row=kind,
+            )
 
 
 def big_key_rows(rows: TidyRows, example: str, q, k, v, big: int, factors: list[float]) -> None:

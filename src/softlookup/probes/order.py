@@ -87,10 +87,18 @@ def measure_future_change(rows: TidyRows, x: torch.Tensor, gen: torch.Generator)
                 tokens = tokens + self_attention(tokens, *projections, causal=causal)
             outputs.append(tokens)
         change = (outputs[1] - outputs[0]).abs().amax(dim=-1)  # (N,)
-        rows.add("max_abs_output_change", change[:changed].max(), masking=masking,
-                 positions="before_changed_token")  # fmt: skip
-        rows.add("max_abs_output_change", change[changed:].max(), masking=masking,
-                 positions="changed_and_after")  # fmt: skip
+        rows.add(
+            "max_abs_output_change",
+            change[:changed].max(),
+            masking=masking,
+            positions="before_changed_token",
+        )
+        rows.add(
+            "max_abs_output_change",
+            change[changed:].max(),
+            masking=masking,
+            positions="changed_and_after",
+        )
     rows.add("param_changed_position", changed + 1)
     rows.add("param_future_layers", FUTURE_LAYERS)
 

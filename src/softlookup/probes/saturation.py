@@ -77,15 +77,21 @@ def measure_saturation(
             rows.add("median_softmax_jacobian_norm", jacobian.median(), **settings)
             saturated = largest > threshold
             if saturated.any():
-                rows.add("mean_softmax_jacobian_norm_saturated_rows", jacobian[saturated].mean(),
-                         **settings)  # fmt: skip
+                rows.add(
+                    "mean_softmax_jacobian_norm_saturated_rows",
+                    jacobian[saturated].mean(),
+                    **settings,
+                )
             gradients[scaling] = score_gradient_norm(weights, gen)  # (n_rows,)
             saturated_rows[scaling] = saturated
             rows.add("mean_score_gradient_norm", gradients[scaling].mean(), **settings)
         if saturated_rows["unscaled"].any():
             saturated_gradient = gradients["unscaled"][saturated_rows["unscaled"]].mean()
-            rows.add("saturated_score_gradient_ratio",
-                     saturated_gradient / gradients["scaled"].mean(), d=d)  # fmt: skip
+            rows.add(
+                "saturated_score_gradient_ratio",
+                saturated_gradient / gradients["scaled"].mean(),
+                d=d,
+            )
     for scaling, entropies in mean_entropy.items():
         rows.add("entropy_range_across_d", max(entropies) - min(entropies), scaling=scaling)
     return rows

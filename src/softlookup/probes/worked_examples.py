@@ -66,8 +66,9 @@ def soft_lookup(rows: TidyRows) -> None:
         add_matrix(rows, "output", example, out, ("q",), ("1", "2"))
         rows.add("inside_value_triangle", inside_triangle(out[0], values), example=example)
         rows.add("largest_weight_item", largest_item(weights[0]), example=example, row="q")
-        rows.add("distance_to_value", (out[0] - values[0]).norm(), example=example, row="q",
-                 col="1")  # fmt: skip
+        rows.add(
+            "distance_to_value", (out[0] - values[0]).norm(), example=example, row="q", col="1"
+        )
         outputs[example] = out[0]
     shift = outputs["soft_lookup_moved"] - outputs["soft_lookup"]
     rows.add("output_shift", shift.norm(), example="soft_lookup_moved", row="q")
@@ -193,10 +194,12 @@ def random_draw(rows: TidyRows) -> None:
         for scaling, scale in (("unscaled", 1.0), ("scaled", None)):
             _, weights = attend(q, k, v, scale=scale)
             for col, weight in zip(keys, weights[0], strict=True):
-                rows.add("weight", weight, example="random_draw", row=f"d{d}", col=col,
-                         scaling=scaling)  # fmt: skip
-            rows.add("max_weight", weights.max(), example="random_draw", row=f"d{d}",
-                     scaling=scaling)  # fmt: skip
+                rows.add(
+                    "weight", weight, example="random_draw", row=f"d{d}", col=col, scaling=scaling
+                )
+            rows.add(
+                "max_weight", weights.max(), example="random_draw", row=f"d{d}", scaling=scaling
+            )
 
 
 def measure(args: argparse.Namespace | None = None) -> TidyRows:

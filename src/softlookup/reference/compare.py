@@ -179,8 +179,9 @@ def run_half_widths(comparisons: pd.DataFrame | None) -> dict[tuple, float] | No
     return widths
 
 
-def compare_scores(ref: pd.DataFrame, cur: pd.DataFrame,
-                   ref_comparisons: pd.DataFrame | None = None) -> list[dict]:  # fmt: skip
+def compare_scores(
+    ref: pd.DataFrame, cur: pd.DataFrame, ref_comparisons: pd.DataFrame | None = None
+) -> list[dict]:
     """BLEU and chrF per run, within the seed-aware interval of one run of its variant (module
     docstring); a reference without seed-aware intervals: within its own ci columns."""
     keys = ["run", "test_set", "bucket", "metric"]
@@ -195,10 +196,16 @@ def compare_scores(ref: pd.DataFrame, cur: pd.DataFrame,
             variant = variants.get(key[0], str(key[0]).rsplit("-s", 1)[0])
             half = widths.get((variant, *key[1:]), math.nan)
             low, high, tolerance = ref_value - half, ref_value + half, SEED_AWARE
-        rows.append({"section": key[3], "item": "/".join(map(str, key[:3])),
-                     "reference": ref_value, "current": cur_value,
-                     "status": judge_number(ref_value, cur_value, low, high),
-                     "tolerance": tolerance})  # fmt: skip
+        rows.append(
+            {
+                "section": key[3],
+                "item": "/".join(map(str, key[:3])),
+                "reference": ref_value,
+                "current": cur_value,
+                "status": judge_number(ref_value, cur_value, low, high),
+                "tolerance": tolerance,
+            }
+        )
     return rows
 
 

@@ -22,8 +22,16 @@ import pandas as pd
 
 from ..provenance import config_hash, environment
 
-KEPT = ("paper", "scores", "comparisons", "seed_variance", "training", "claims", "checks",
-        "manifest")
+KEPT = (
+    "paper",
+    "scores",
+    "comparisons",
+    "seed_variance",
+    "training",
+    "claims",
+    "checks",
+    "manifest",
+)
 FILE_NAMES = {
     "paper": "paper.pdf",
     "scores": "scores.csv",
@@ -100,14 +108,24 @@ def main(argv: list[str] | None = None) -> None:
         parser.add_argument(f"--{kind.replace('_', '-')}", type=Path, required=True)
     parser.add_argument("--benchmarks", type=Path, required=True)
     parser.add_argument("--wall-seconds", type=float)
-    parser.add_argument("--compare-command", required=True,
-                        help="the make line that compares a rerun with this build")
+    parser.add_argument(
+        "--compare-command",
+        required=True,
+        help="the make line that compares a rerun with this build",
+    )
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     files = {kind: getattr(args, kind) for kind in KEPT}
     config = json.loads(args.config_json.read_text())
-    snapshot(files, config, args.config_name, args.benchmarks, args.out, args.compare_command,
-             args.wall_seconds)
+    snapshot(
+        files,
+        config,
+        args.config_name,
+        args.benchmarks,
+        args.out,
+        args.compare_command,
+        args.wall_seconds,
+    )
     print(f"reference written to {args.out}")
 
 

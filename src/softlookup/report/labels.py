@@ -70,8 +70,9 @@ def own_parts(labels) -> tuple[str, dict[str, str]]:
         shared.append(column[0])
     if len(split) < 2:
         shared = []  # one label: no part is shared with another
-    return ", ".join(shared), {label: ", ".join(parts[len(shared):]) or "base model"
-                               for label, parts in split.items()}  # fmt: skip
+    return ", ".join(shared), {
+        label: ", ".join(parts[len(shared) :]) or "base model" for label, parts in split.items()
+    }
 
 
 def value_text(value) -> str:

@@ -33,14 +33,16 @@ def _missing(value) -> bool:
 
 
 FILTERS = {
-    "figure": lambda value, fmt=".3g": "--" if _missing(value) else format_number(float(value),
-                                                                                  fmt),
+    "figure": lambda value, fmt=".3g": (
+        "--" if _missing(value) else format_number(float(value), fmt)
+    ),
     "p_stated": lambda value: "p = --" if _missing(value) else stated_p(value),
     "emph": str,
     "text": str,
     "name": str,
     "words": lambda items, conjunction="and", separator=", ": words_list(
-        [str(item) for item in items], conjunction, separator),
+        [str(item) for item in items], conjunction, separator
+    ),
 }
 
 
@@ -91,8 +93,9 @@ def main(argv=None) -> None:
     parser.add_argument("--claims", type=Path, required=True, help="claims.csv, rewritten")
     parser.add_argument("--checks", type=Path, required=True, help="checks.csv, rewritten")
     args = parser.parse_args(argv)
-    claims, checks = (pd.read_csv(path, dtype=str, keep_default_na=False)
-                      for path in (args.claims, args.checks))  # fmt: skip
+    claims, checks = (
+        pd.read_csv(path, dtype=str, keep_default_na=False) for path in (args.claims, args.checks)
+    )
     word_ledger(claims, checks)
     for table, path in ((claims, args.claims), (checks, args.checks)):
         with atomic_file(path) as partial:

@@ -30,9 +30,19 @@ from .run import evaluate_run_value
 from .training import evaluate_training
 
 __all__ = [
-    "ALPHA", "REASONS", "STATUSES", "Evidence", "Outcome", "Test", "allowed_deviation",
-    "crossing", "decide", "evaluate", "format_number", "null_p",
-]  # fmt: skip
+    "ALPHA",
+    "REASONS",
+    "STATUSES",
+    "Evidence",
+    "Outcome",
+    "Test",
+    "allowed_deviation",
+    "crossing",
+    "decide",
+    "evaluate",
+    "format_number",
+    "null_p",
+]
 
 
 def evaluate(check: Check, evidence: Evidence) -> Outcome:

@@ -26,8 +26,12 @@ def evaluate_analysis(check: AnalysisCheck, evidence: Evidence) -> Outcome:
     variant = rows[f"system_{check.side}"].iloc[0]
     paths = sorted(path for path in evidence.analysis if variant_of(path) == variant)
     output = " ".join(map(str, paths)) or f"results/analysis/attention_{variant}-s<seed>.csv"
-    named = {"analysis": check.analysis, "variant": variant, "map": check.map,
-             "aggregate": check.aggregate}  # fmt: skip
+    named = {
+        "analysis": check.analysis,
+        "variant": variant,
+        "map": check.map,
+        "aggregate": check.aggregate,
+    }
     per_run = {}
     for path in paths:
         frame = evidence.read(path)
@@ -36,7 +40,9 @@ def evaluate_analysis(check: AnalysisCheck, evidence: Evidence) -> Outcome:
         maps = frame["map"].astype(str).map(lambda name: fnmatchcase(name, check.map))
         values = frame[(frame.quantity == check.analysis) & maps].value.dropna()
         if not values.empty:
-            per_run[path.stem.removeprefix("attention_")] = float(getattr(values, check.aggregate)())
+            per_run[path.stem.removeprefix("attention_")] = float(
+                getattr(values, check.aggregate)()
+            )
     if not per_run:
         return pending("not_run", output, **named)
     value = float(np.mean(list(per_run.values())))

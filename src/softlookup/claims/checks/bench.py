@@ -36,8 +36,14 @@ def evaluate_bench(check: NumericCheck, evidence: Evidence) -> Outcome:
     if check.aggregate in ("at_largest", "crossing", "loglog_slope"):
         points = against_x(check, rows, series)
         if len(points) < check.min_points:
-            return pending("too_few_points", output, x=check.x, needed=check.min_points,
-                           points=_pairs(points), **named)  # fmt: skip
+            return pending(
+                "too_few_points",
+                output,
+                x=check.x,
+                needed=check.min_points,
+                points=_pairs(points),
+                **named,
+            )
         named.update(x=check.x, points=_pairs(points))
         value = aggregate_points(check.aggregate, points)
         outcome = judge_number(check, value, output, **named)
@@ -47,15 +53,17 @@ def evaluate_bench(check: NumericCheck, evidence: Evidence) -> Outcome:
         row = rows.iloc[0]
         fitted = numbers(rows["points"]).iloc[0] if "points" in rows.columns else math.nan
         if fitted < check.min_points:  # a slope the bench fitted: over how many x it was fitted
-            return pending("too_few_points", output, needed=check.min_points, fitted=int(fitted),
-                           **named)  # fmt: skip
+            return pending(
+                "too_few_points", output, needed=check.min_points, fitted=int(fitted), **named
+            )
         ci = (float(row.get("ci_low", math.nan)), float(row.get("ci_high", math.nan)))
         if not all(map(math.isfinite, ci)):
             return pending("no_interval", output, **named)
         outcome = judge_number(check, float(series.iloc[0]), output, ci, **named)
     else:
-        value = float(series.iloc[0] if check.aggregate == "single"
-                      else getattr(series, check.aggregate)())  # fmt: skip
+        value = float(
+            series.iloc[0] if check.aggregate == "single" else getattr(series, check.aggregate)()
+        )
         outcome = judge_number(check, value, output, **named)
     return needs_device(check, outcome, {device})
 

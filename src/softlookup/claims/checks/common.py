@@ -67,8 +67,19 @@ REASONS = {
     "reported": "report",
 }
 BOOLEAN_CELLS = {"true": 1.0, "false": 0.0}
-NUMERIC = ("value", "ci_low", "ci_high", "delta", "mean_a", "mean_b", "p_value", "se", "se_a",
-           "se_b", "df")  # fmt: skip
+NUMERIC = (
+    "value",
+    "ci_low",
+    "ci_high",
+    "delta",
+    "mean_a",
+    "mean_b",
+    "p_value",
+    "se",
+    "se_a",
+    "se_b",
+    "df",
+)
 
 
 @dataclass(frozen=True)
@@ -143,8 +154,9 @@ class Evidence:
         frame = self.read(path)
         if frame is None:
             return None, ("not_produced", {"file": str(path)})
-        return (final_point(frame) if path in (self.scores_path, self.comparisons_path)
-                else frame), ()  # fmt: skip
+        return (
+            final_point(frame) if path in (self.scores_path, self.comparisons_path) else frame
+        ), ()
 
     def bench_path(self, name: str, device: str) -> Path | None:
         """The declared bench CSV <name>_<device>.csv for a device class (GPU first for 'any')."""
@@ -153,9 +165,11 @@ class Evidence:
         gpu = [path for path in found if devices[path] != "cpu"]
         cpu = [path for path in found if devices[path] == "cpu"]
         chosen = {
-            "gpu": gpu, "cuda": [p for p in gpu if devices[p] == "cuda"], "cpu": cpu,
+            "gpu": gpu,
+            "cuda": [p for p in gpu if devices[p] == "cuda"],
+            "cpu": cpu,
             "any": gpu + cpu,
-        }[device]  # fmt: skip
+        }[device]
         return chosen[0] if chosen else None
 
 
@@ -211,15 +225,16 @@ def allowed_deviation(check) -> float:
     """An approx check's tolerance: absolute, relative to the expected value, or the looser."""
     return max(
         check.tolerance or 0.0, (getattr(check, "rel_tolerance", None) or 0.0) * abs(check.expected)
-    )  # fmt: skip
+    )
 
 
 def pending(reason: str, output: str, **facts) -> Outcome:
     return Outcome("pending", reason, output, facts=facts)
 
 
-def judge_number(check, value: float, output: str, ci: tuple[float, float] | None = None,
-                 **facts) -> Outcome:  # fmt: skip
+def judge_number(
+    check, value: float, output: str, ci: tuple[float, float] | None = None, **facts
+) -> Outcome:
     """Apply the check's op (approx, above, below, report) to a measured number; with `by:
     interval`, to its interval `ci` (pass: wholly on the claimed side; fail: wholly on the other;
     inconclusive otherwise)."""
@@ -230,8 +245,13 @@ def judge_number(check, value: float, output: str, ci: tuple[float, float] | Non
     if check.op == "approx":
         deviation = abs(value - check.expected)
         ok = deviation <= allowed_deviation(check) + 1e-12 * max(1.0, abs(check.expected))
-        return Outcome("pass" if ok else "fail", "within_tolerance" if ok else "outside_tolerance",
-                       output, deviation=deviation, **measured)  # fmt: skip
+        return Outcome(
+            "pass" if ok else "fail",
+            "within_tolerance" if ok else "outside_tolerance",
+            output,
+            deviation=deviation,
+            **measured,
+        )
     sign = 1.0 if check.op == "above" else -1.0
     if getattr(check, "by", "value") == "interval":
         near, far = sorted((sign * (low - check.expected), sign * (high - check.expected)))
@@ -241,8 +261,9 @@ def judge_number(check, value: float, output: str, ci: tuple[float, float] | Non
             return Outcome("fail", "wrong_side", output, **measured)
         return Outcome("inconclusive", "interval_straddles", output, **measured)
     ok = sign * (value - check.expected) > 0
-    return Outcome("pass" if ok else "fail", "beyond_threshold" if ok else "wrong_side", output,
-                   **measured)  # fmt: skip
+    return Outcome(
+        "pass" if ok else "fail", "beyond_threshold" if ok else "wrong_side", output, **measured
+    )
 
 
 def needs_device(check, outcome: Outcome, devices: set[str]) -> Outcome:
@@ -251,6 +272,9 @@ def needs_device(check, outcome: Outcome, devices: set[str]) -> Outcome:
         return outcome
     if devices and not devices <= {"cpu"}:
         return outcome
-    facts = {**outcome.facts, "device_needed": check.requires_device,
-             "devices_seen": sorted(devices)}  # fmt: skip
+    facts = {
+        **outcome.facts,
+        "device_needed": check.requires_device,
+        "devices_seen": sorted(devices),
+    }
     return replace(outcome, status="pending", reason="needs_device", facts=facts)

@@ -62,8 +62,18 @@ def comparison_rows(check, evidence: Evidence, metric: str | None):
     if getattr(check, "test_set", None):
         rows = rows[rows.test_set == check.test_set]
     if rows.empty:
-        return None, output, ("not_run", {"comparison": check.comparison, "metric": metric,
-                                          "test_set": getattr(check, "test_set", None)})
+        return (
+            None,
+            output,
+            (
+                "not_run",
+                {
+                    "comparison": check.comparison,
+                    "metric": metric,
+                    "test_set": getattr(check, "test_set", None),
+                },
+            ),
+        )
     if pattern:
         rows = rows.assign(x=[float(pattern.match(n).group("x")) for n in rows.comparison])
     return rows, output, ()
@@ -123,7 +133,9 @@ def _one_sided_doubled(clearance: float, se: float, df: float) -> float:
     return intervals.doubled_tail(clearance / se, df)
 
 
-def decide(check: ComparisonCheck, value: float, p_raw: float, p_adjusted: float) -> tuple[str, str]:
+def decide(
+    check: ComparisonCheck, value: float, p_raw: float, p_adjusted: float
+) -> tuple[str, str]:
     """(status, reason) of a paired check from its raw and Holm-adjusted p-values."""
     if check.op == "report":
         return "report", "reported"
@@ -149,24 +161,47 @@ def row_facts(row: pd.Series) -> dict:
     """What a sentence about a comparison row needs: its systems, set, bucket, means, seeds."""
     cell = row.seed_deltas if isinstance(row.seed_deltas, str) else ""
     return {
-        "comparison": row.comparison, "metric": row.metric, "test_set": row.test_set,
-        "bucket": row.bucket, "system_a": row.system_a, "system_b": row.system_b,
-        "mean_a": float(row.mean_a), "mean_b": float(row.mean_b), "delta": float(row.delta),
+        "comparison": row.comparison,
+        "metric": row.metric,
+        "test_set": row.test_set,
+        "bucket": row.bucket,
+        "system_a": row.system_a,
+        "system_b": row.system_b,
+        "mean_a": float(row.mean_a),
+        "mean_b": float(row.mean_b),
+        "delta": float(row.delta),
         "seeds": int(float(row.seeds)) if str(row.seeds).strip() else None,
-        "seed_deltas": json.loads(cell or "{}"), "n_sentences": int(float(row.n_sentences)),
-    }  # fmt: skip
+        "seed_deltas": json.loads(cell or "{}"),
+        "n_sentences": int(float(row.n_sentences)),
+    }
 
 
-def judged(check: ComparisonCheck, value: float, se: float, test: Test, output: str, facts: dict,
-           also_read: tuple[Test, ...] = ()) -> Outcome:  # fmt: skip
+def judged(
+    check: ComparisonCheck,
+    value: float,
+    se: float,
+    test: Test,
+    output: str,
+    facts: dict,
+    also_read: tuple[Test, ...] = (),
+) -> Outcome:
     """An estimate with its standard error judged by the p-value of `test`, its null (before the
     claim's family adjusts it)."""
     low, high = intervals.interval(value, se, test.df) if math.isfinite(se) else (math.nan,) * 2
     status, reason = decide(check, value, test.p_value, test.p_value)
     described = check.op == "report" and check.side is not None  # a system shown, not tested
-    return Outcome(status, reason, output, value=value, ci_low=low, ci_high=high, df=test.df,
-                   facts=facts, judged=None if described else test,
-                   tests=() if described else (test, *also_read))  # fmt: skip
+    return Outcome(
+        status,
+        reason,
+        output,
+        value=value,
+        ci_low=low,
+        ci_high=high,
+        df=test.df,
+        facts=facts,
+        judged=None if described else test,
+        tests=() if described else (test, *also_read),
+    )
 
 
 def evaluate_comparison(check: ComparisonCheck, evidence: Evidence) -> Outcome:
@@ -188,8 +223,9 @@ def evaluate_comparison(check: ComparisonCheck, evidence: Evidence) -> Outcome:
     return at_floor(check, outcome, evidence) if check.floor else outcome
 
 
-def interval_test(check: ComparisonCheck, row: pd.Series, output: str,
-                  also_read: tuple[Test, ...] = (), **facts) -> Outcome:  # fmt: skip
+def interval_test(
+    check: ComparisonCheck, row: pd.Series, output: str, also_read: tuple[Test, ...] = (), **facts
+) -> Outcome:
     """A paired difference (or one side's mean) judged by its interval."""
     value, se = estimate(row, check.side)
     facts = {**row_facts(row), "side": check.side, **facts}
@@ -210,8 +246,9 @@ def doubling_slope(picked: pd.DataFrame) -> tuple[float, float, float]:
     u = u - u.mean()
     weights = u / (u @ u)
     parts = weights**2 * picked.se.to_numpy(float) ** 2
-    df = intervals.satterthwaite([(part, degrees(row)) for part, (_, row)
-                                  in zip(parts, picked.iterrows(), strict=True)])  # fmt: skip
+    df = intervals.satterthwaite(
+        [(part, degrees(row)) for part, (_, row) in zip(parts, picked.iterrows(), strict=True)]
+    )
     return float(weights @ picked.delta.to_numpy(float)), float(np.sqrt(parts.sum())), df
 
 
@@ -219,8 +256,9 @@ def family_statistic(check: ComparisonCheck, picked: pd.DataFrame, output: str) 
     """A family of comparisons against x (d_k, heads): slope of delta against log2 x, its largest
     delta, or the delta at the largest x."""
     picked = picked.sort_values("x")
-    points = [[float(r.x), float(r.delta), float(r.ci_low), float(r.ci_high)]
-              for r in picked.itertuples()]  # fmt: skip
+    points = [
+        [float(r.x), float(r.delta), float(r.ci_low), float(r.ci_high)] for r in picked.itertuples()
+    ]
     named = {"comparison": check.comparison, "statistic": check.statistic, "points": points}
     if picked.x.nunique() < check.min_points:
         return pending("too_few_points", output, needed=check.min_points, **named)
@@ -228,16 +266,24 @@ def family_statistic(check: ComparisonCheck, picked: pd.DataFrame, output: str) 
         slope, se, df = doubling_slope(picked)
         first = picked.iloc[0]
         hypothesis = null(check)
-        test = Test((check.comparison, first.test_set, first.bucket, first.metric, "slope",
-                     *hypothesis), null_p(hypothesis, slope, se, df), df)  # fmt: skip
-        facts = {**named, "metric": first.metric, "test_set": first.test_set,
-                 "bucket": first.bucket}  # fmt: skip
+        test = Test(
+            (check.comparison, first.test_set, first.bucket, first.metric, "slope", *hypothesis),
+            null_p(hypothesis, slope, se, df),
+            df,
+        )
+        facts = {
+            **named,
+            "metric": first.metric,
+            "test_set": first.test_set,
+            "bucket": first.bucket,
+        }
         return judged(check, slope, se, test, output, facts)
     row = picked.loc[picked.delta.idxmax()] if check.statistic == "max" else picked.iloc[-1]
     members = tuple(row_test(check, member) for _, member in picked.iterrows())
     searched = members if check.statistic == "max" else ()  # the largest of several: all count
-    return interval_test(check, row, output, searched, statistic=check.statistic, points=points,
-                         x=float(row.x))  # fmt: skip
+    return interval_test(
+        check, row, output, searched, statistic=check.statistic, points=points, x=float(row.x)
+    )
 
 
 def at_floor(check: ComparisonCheck, outcome: Outcome, evidence: Evidence) -> Outcome:
@@ -253,14 +299,21 @@ def at_floor(check: ComparisonCheck, outcome: Outcome, evidence: Evidence) -> Ou
         rows = rows[rows.test_set == test_set] if test_set else rows
         rows = one_bucket(rows, floor["bucket"])
     if rows is None or isinstance(rows, dict) or rows.empty:
-        return replace(outcome, status="pending", reason="missing_rows",
-                       facts={**outcome.facts, "floor": dict(floor)})  # fmt: skip
+        return replace(
+            outcome,
+            status="pending",
+            reason="missing_rows",
+            facts={**outcome.facts, "floor": dict(floor)},
+        )
     scores = {}
     for row in rows.itertuples():
         scores.update({row.system_a: float(row.mean_a), row.system_b: float(row.mean_b)})
     low = {system: score for system, score in scores.items() if score < floor["below"]}
     if not low:
         return outcome
-    facts = {**outcome.facts, "floor": {**floor, "bucket_label": rows.bucket.iloc[0]},
-             "below_floor": low}  # fmt: skip
+    facts = {
+        **outcome.facts,
+        "floor": {**floor, "bucket_label": rows.bucket.iloc[0]},
+        "below_floor": low,
+    }
     return replace(outcome, status="inconclusive", reason="floor", facts=facts)

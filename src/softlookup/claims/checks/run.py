@@ -47,8 +47,9 @@ def run_values(scores: pd.DataFrame, variant: str, name: str) -> pd.DataFrame:
 def evaluate_run_value(check: RunCheck, evidence: Evidence) -> Outcome:
     names, named_by, why = variants(check, evidence)
     scores, scores_why = evidence.table(evidence.scores_path, "scores table")
-    output = " ".join(filter(None, [str(evidence.scores_path or "results/tables/scores.csv"),
-                                    named_by]))  # fmt: skip
+    output = " ".join(
+        filter(None, [str(evidence.scores_path or "results/tables/scores.csv"), named_by])
+    )
     if not names:
         return pending(why[0], output, **why[1])
     if scores is None:
@@ -61,8 +62,11 @@ def evaluate_run_value(check: RunCheck, evidence: Evidence) -> Outcome:
     if missing:
         return pending("not_run", output, run_value=check.run_value, variants=missing)
     means = {variant: float(runs.value.mean()) for variant, runs in per_variant.items()}
-    facts = {"run_value": check.run_value, "statistic": check.statistic,
-             "variants": {v: {"mean": means[v], "runs": len(per_variant[v])} for v in names}}
+    facts = {
+        "run_value": check.run_value,
+        "statistic": check.statistic,
+        "variants": {v: {"mean": means[v], "runs": len(per_variant[v])} for v in names},
+    }
     if check.statistic == "spread":
         values = list(means.values())
         value = (max(values) - min(values)) / abs(np.mean(values))

@@ -15,8 +15,9 @@ def evaluate_training(check: TrainingCheck, evidence: Evidence) -> Outcome:
     output = str(evidence.training_path or "results/tables/training.csv")
     if log is None:
         return pending(why[0], output, **why[1])
-    log = log.assign(**{c: pd.to_numeric(log[c], errors="coerce")
-                        for c in ("epoch", "val_loss", "wall_s")})  # fmt: skip
+    log = log.assign(
+        **{c: pd.to_numeric(log[c], errors="coerce") for c in ("epoch", "val_loss", "wall_s")}
+    )
     runs = {variant: log[log.variant == variant] for variant in (check.a, check.b)}
     missing = [variant for variant, rows in runs.items() if rows.empty]
     if missing:
@@ -33,10 +34,17 @@ def evaluate_training(check: TrainingCheck, evidence: Evidence) -> Outcome:
         if not reached:
             return pending("never_reached", output, variant=variant, target=float(target))
         times[variant] = float(np.mean(reached))
-    threads = {variant: sorted(map(str, set(frame.threads))) if "threads" in frame.columns
-               else [] for variant, frame in runs.items()}  # fmt: skip
-    facts = {"a": check.a, "b": check.b, "target": float(target), "seconds": times,
-             "threads": threads}  # fmt: skip
+    threads = {
+        variant: sorted(map(str, set(frame.threads))) if "threads" in frame.columns else []
+        for variant, frame in runs.items()
+    }
+    facts = {
+        "a": check.a,
+        "b": check.b,
+        "target": float(target),
+        "seconds": times,
+        "threads": threads,
+    }
     outcome = judge_number(check, times[check.a] / times[check.b], output, **facts)
     if threads[check.a] != threads[check.b] and outcome.status != "report":
         return Outcome("pending", "threads_differ", output, value=outcome.value, facts=facts)

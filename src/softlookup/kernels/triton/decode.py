@@ -74,21 +74,50 @@ def decode_attention(
     pad = padding_rows(key_padding_mask, q)
     part_strides = strides(parts) if num_splits > 1 else (0, *strides(parts))
     attn_fwd[(triton.cdiv(n_queries, block_m), batch * heads, num_splits)](
-        q, k_cache, v_cache, pad, parts, lse2, scale * LOG2E,
-        *strides(q), *strides(k_cache), *strides(v_cache), *strides(pad), *part_strides,
-        heads, n_queries, n_keys, keys_per_split,
+        q,
+        k_cache,
+        v_cache,
+        pad,
+        parts,
+        lse2,
+        scale * LOG2E,
+        *strides(q),
+        *strides(k_cache),
+        *strides(v_cache),
+        *strides(pad),
+        *part_strides,
+        heads,
+        n_queries,
+        n_keys,
+        keys_per_split,
         *tuning_buckets(batch * heads, n_queries, n_keys),
-        HEAD_DIM=tile_dim, CAUSAL=causal and n_queries > 1,
-        HAS_PAD=key_padding_mask is not None, PRECISION=dot_precision(q.dtype),
-        WIDE=needs_wide_offsets(q, k_cache, v_cache), BLOCK_M=block_m, BLOCK_N=block_n,
-        num_warps=num_warps, num_stages=num_stages, **FP_FUSION,
-    )  # fmt: skip
+        HEAD_DIM=tile_dim,
+        CAUSAL=causal and n_queries > 1,
+        HAS_PAD=key_padding_mask is not None,
+        PRECISION=dot_precision(q.dtype),
+        WIDE=needs_wide_offsets(q, k_cache, v_cache),
+        BLOCK_M=block_m,
+        BLOCK_N=block_n,
+        num_warps=num_warps,
+        num_stages=num_stages,
+        **FP_FUSION,
+    )
     if num_splits == 1:
         return parts[..., :value_dim]
     out = torch.empty(batch, heads, n_queries, value_dim, device=q.device, dtype=q.dtype)
     rows = batch * heads * n_queries
     attn_decode_combine[(rows,)](
-        parts, lse2, out, parts.stride(0), tile_dim, rows, value_dim, num_splits, value_dim,
-        HEAD_DIM=tile_dim, BLOCK_S=triton.next_power_of_2(num_splits), **FP_FUSION,
-    )  # fmt: skip
+        parts,
+        lse2,
+        out,
+        parts.stride(0),
+        tile_dim,
+        rows,
+        value_dim,
+        num_splits,
+        value_dim,
+        HEAD_DIM=tile_dim,
+        BLOCK_S=triton.next_power_of_2(num_splits),
+        **FP_FUSION,
+    )
     return out

@@ -103,12 +103,31 @@ def launch_forward(
         return (triton.cdiv(n_queries, meta["BLOCK_M"]), batch * heads, 1)
 
     attn_fwd_tuned[grid](
-        q, k, v, pad, out, lse2, scale * LOG2E,
-        *strides(q), *strides(k), *strides(v), *strides(pad), 0, *strides(out),
-        heads, n_queries, n_keys, n_keys, *tuning_buckets(batch * heads, n_queries, n_keys),
-        HEAD_DIM=head_dim, CAUSAL=causal, HAS_PAD=has_pad, PRECISION=dot_precision(q.dtype),
-        WIDE=needs_wide_offsets(q, k, v, out), **FP_FUSION,
-    )  # fmt: skip
+        q,
+        k,
+        v,
+        pad,
+        out,
+        lse2,
+        scale * LOG2E,
+        *strides(q),
+        *strides(k),
+        *strides(v),
+        *strides(pad),
+        0,
+        *strides(out),
+        heads,
+        n_queries,
+        n_keys,
+        n_keys,
+        *tuning_buckets(batch * heads, n_queries, n_keys),
+        HEAD_DIM=head_dim,
+        CAUSAL=causal,
+        HAS_PAD=has_pad,
+        PRECISION=dot_precision(q.dtype),
+        WIDE=needs_wide_offsets(q, k, v, out),
+        **FP_FUSION,
+    )
     return out, lse2
 
 
@@ -143,9 +162,18 @@ def launch_backward(
     wide = needs_wide_offsets(q, k, v, grad_out, out)
     delta = torch.empty_like(lse2)  # (B*H, Nq): rowsum(dO * O)
     attn_bwd_delta[(triton.cdiv(n_queries, DELTA_BLOCK_M), batch * heads)](
-        out, grad_out, delta, *strides(out), *strides(grad_out), heads, n_queries,
-        HEAD_DIM=head_dim, WIDE=wide, BLOCK_M=DELTA_BLOCK_M, **FP_FUSION,
-    )  # fmt: skip
+        out,
+        grad_out,
+        delta,
+        *strides(out),
+        *strides(grad_out),
+        heads,
+        n_queries,
+        HEAD_DIM=head_dim,
+        WIDE=wide,
+        BLOCK_M=DELTA_BLOCK_M,
+        **FP_FUSION,
+    )
     shared = {
         "HEAD_DIM": head_dim,
         "CAUSAL": causal,
@@ -167,16 +195,37 @@ def launch_backward(
         return (triton.cdiv(n_queries, meta["BLOCK_M"]), batch * heads)
 
     attn_bwd_dkdv_tuned[key_grid](
-        *operands, grad_k, grad_v, dq_acc, scale, scale * LOG2E,
-        *operand_strides, *strides(grad_k), *strides(dq_acc),
-        heads, n_queries, n_keys, *tune, ATOMIC_DQ=not deterministic, **shared,
-    )  # fmt: skip
+        *operands,
+        grad_k,
+        grad_v,
+        dq_acc,
+        scale,
+        scale * LOG2E,
+        *operand_strides,
+        *strides(grad_k),
+        *strides(dq_acc),
+        heads,
+        n_queries,
+        n_keys,
+        *tune,
+        ATOMIC_DQ=not deterministic,
+        **shared,
+    )
     if not deterministic:
         return dq_acc.mul_(scale).to(q.dtype), grad_k, grad_v
     attn_bwd_dq_tuned[query_grid](
-        *operands, grad_q, scale, scale * LOG2E, *operand_strides, *strides(grad_q),
-        heads, n_queries, n_keys, *tune, **shared,
-    )  # fmt: skip
+        *operands,
+        grad_q,
+        scale,
+        scale * LOG2E,
+        *operand_strides,
+        *strides(grad_q),
+        heads,
+        n_queries,
+        n_keys,
+        *tune,
+        **shared,
+    )
     return grad_q, grad_k, grad_v
 
 
@@ -198,9 +247,18 @@ class FlashAttentionFunction(torch.autograd.Function):
     def backward(ctx, grad_out):
         q, k, v, out, lse2, pad = ctx.saved_tensors
         grads = launch_backward(
-            grad_out.contiguous(), q, k, v, out, lse2, pad, causal=ctx.causal, scale=ctx.scale,
-            has_pad=ctx.has_pad, deterministic=ctx.deterministic,
-        )  # fmt: skip
+            grad_out.contiguous(),
+            q,
+            k,
+            v,
+            out,
+            lse2,
+            pad,
+            causal=ctx.causal,
+            scale=ctx.scale,
+            has_pad=ctx.has_pad,
+            deterministic=ctx.deterministic,
+        )
         return (*grads, None, None, None, None)
 
 

@@ -72,13 +72,17 @@ def _head(ptr, bh, H, stride_b, stride_h):
 @triton.jit
 def _qkv_heads(Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb, stride_vh):
     """Q, K, V moved to head (b, h) = divmod(bh, H)."""
-    return (_head(Q, bh, H, stride_qb, stride_qh), _head(K, bh, H, stride_kb, stride_kh),
-            _head(V, bh, H, stride_vb, stride_vh))  # fmt: skip
+    return (
+        _head(Q, bh, H, stride_qb, stride_qh),
+        _head(K, bh, H, stride_kb, stride_kh),
+        _head(V, bh, H, stride_vb, stride_vh),
+    )
 
 
 @triton.jit
-def _tile_offsets(start, stride_n, stride_d, BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr,
-                  WIDE: tl.constexpr):  # fmt: skip
+def _tile_offsets(
+    start, stride_n, stride_d, BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr, WIDE: tl.constexpr
+):
     """Offsets of rows [start, start + BLOCK) x columns [0, HEAD_DIM) in one head; row indices."""
     rows = tl.multiple_of(start, BLOCK) + tl.arange(0, BLOCK)
     wide_rows = rows
@@ -88,24 +92,53 @@ def _tile_offsets(start, stride_n, stride_d, BLOCK: tl.constexpr, HEAD_DIM: tl.c
 
 
 @triton.jit
-def _load_tile(ptr, start, n_rows, stride_n, stride_d, BLOCK: tl.constexpr,
-               HEAD_DIM: tl.constexpr, WIDE: tl.constexpr):  # fmt: skip
+def _load_tile(
+    ptr,
+    start,
+    n_rows,
+    stride_n,
+    stride_d,
+    BLOCK: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    WIDE: tl.constexpr,
+):
     """(BLOCK, HEAD_DIM) tile of rows [start, start + BLOCK) of one head; rows >= n_rows read 0."""
     offsets, rows = _tile_offsets(start, stride_n, stride_d, BLOCK, HEAD_DIM, WIDE)
     return tl.load(ptr + offsets, mask=(rows < n_rows)[:, None], other=0.0)
 
 
 @triton.jit
-def _store_tile(ptr, tile, start, n_rows, stride_n, stride_d, BLOCK: tl.constexpr,
-                HEAD_DIM: tl.constexpr, WIDE: tl.constexpr):  # fmt: skip
+def _store_tile(
+    ptr,
+    tile,
+    start,
+    n_rows,
+    stride_n,
+    stride_d,
+    BLOCK: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    WIDE: tl.constexpr,
+):
     offsets, rows = _tile_offsets(start, stride_n, stride_d, BLOCK, HEAD_DIM, WIDE)
     tl.store(ptr + offsets, _cast(tile, ptr.dtype.element_ty), mask=(rows < n_rows)[:, None])
 
 
 @triton.jit
-def _key_block(q, K, V, start_n, N_K, stride_kn, stride_kd, stride_vn, stride_vd,
-               BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, PRECISION: tl.constexpr,
-               WIDE: tl.constexpr):  # fmt: skip
+def _key_block(
+    q,
+    K,
+    V,
+    start_n,
+    N_K,
+    stride_kn,
+    stride_kd,
+    stride_vn,
+    stride_vd,
+    BLOCK_N: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    PRECISION: tl.constexpr,
+    WIDE: tl.constexpr,
+):
     """Keys and values [start_n, start_n + BLOCK_N) and the raw scores q k^T against them
     (unscaled: `_exp2_scaled` applies the scale)."""
     k = _load_tile(K, start_n, N_K, stride_kn, stride_kd, BLOCK_N, HEAD_DIM, WIDE)
@@ -131,8 +164,9 @@ def _pad_row(PAD, offs_n, N_K, stride_pn, HAS_PAD: tl.constexpr):
 
 
 @triton.jit
-def _allowed(query_pos, key_pos, key_pad, N_K, causal_shift, CAUSAL: tl.constexpr,
-             HAS_PAD: tl.constexpr):  # fmt: skip
+def _allowed(
+    query_pos, key_pos, key_pad, N_K, causal_shift, CAUSAL: tl.constexpr, HAS_PAD: tl.constexpr
+):
     """Bool, broadcast of the three inputs: may the query at query_pos read the key at key_pos.
 
     Pass query_pos (M, 1), key_pos and key_pad (1, N) for a (M, N) mask, or the transposes.
@@ -146,19 +180,40 @@ def _allowed(query_pos, key_pos, key_pad, N_K, causal_shift, CAUSAL: tl.constexp
 
 
 @triton.jit
-def _mask_keys(x, fill, offs_m, start_n, PAD, stride_pn, N_K, causal_shift, BLOCK_N: tl.constexpr,
-               CAUSAL: tl.constexpr, HAS_PAD: tl.constexpr):  # fmt: skip
+def _mask_keys(
+    x,
+    fill,
+    offs_m,
+    start_n,
+    PAD,
+    stride_pn,
+    N_K,
+    causal_shift,
+    BLOCK_N: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    HAS_PAD: tl.constexpr,
+):
     """x (queries offs_m, keys [start_n, start_n + BLOCK_N)) with `fill` where not allowed."""
     offs_n = start_n + tl.arange(0, BLOCK_N)
     pad_row = _pad_row(PAD, offs_n, N_K, stride_pn, HAS_PAD)
-    allowed = _allowed(offs_m[:, None], offs_n[None, :], pad_row[None, :], N_K, causal_shift,
-                       CAUSAL, HAS_PAD)  # fmt: skip
+    allowed = _allowed(
+        offs_m[:, None], offs_n[None, :], pad_row[None, :], N_K, causal_shift, CAUSAL, HAS_PAD
+    )
     return tl.where(allowed, x, fill)
 
 
 @triton.jit
-def _key_phases(start_m, lo, hi, N_Q, N_K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                CAUSAL: tl.constexpr, HAS_PAD: tl.constexpr):  # fmt: skip
+def _key_phases(
+    start_m,
+    lo,
+    hi,
+    N_Q,
+    N_K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    HAS_PAD: tl.constexpr,
+):
     """Keys [lo, hi) that queries [start_m, start_m + BLOCK_M) read, as (lo, full_end, hi):
     [lo, full_end) need no score mask, [full_end, hi) do. lo is a multiple of BLOCK_N."""
     causal_shift = N_K - N_Q
@@ -197,17 +252,47 @@ def _query_block_start(BLOCK_M: tl.constexpr, CAUSAL: tl.constexpr):
 
 @triton.jit
 def attn_fwd(
-    Q, K, V, PAD, OUT, LSE, qk_scale_log2,
-    stride_qb, stride_qh, stride_qm, stride_qd,
-    stride_kb, stride_kh, stride_kn, stride_kd,
-    stride_vb, stride_vh, stride_vn, stride_vd,
-    stride_pb, stride_pn,
-    stride_os, stride_ob, stride_oh, stride_om, stride_od,
-    H, N_Q, N_K, KEYS_PER_SPLIT, TUNE_N_Q, TUNE_N_K, TUNE_BH,
-    HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, HAS_PAD: tl.constexpr,
-    PRECISION: tl.constexpr, WIDE: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-):  # fmt: skip
+    Q,
+    K,
+    V,
+    PAD,
+    OUT,
+    LSE,
+    qk_scale_log2,
+    stride_qb,
+    stride_qh,
+    stride_qm,
+    stride_qd,
+    stride_kb,
+    stride_kh,
+    stride_kn,
+    stride_kd,
+    stride_vb,
+    stride_vh,
+    stride_vn,
+    stride_vd,
+    stride_pb,
+    stride_pn,
+    stride_os,
+    stride_ob,
+    stride_oh,
+    stride_om,
+    stride_od,
+    H,
+    N_Q,
+    N_K,
+    KEYS_PER_SPLIT,
+    TUNE_N_Q,
+    TUNE_N_K,
+    TUNE_BH,
+    HEAD_DIM: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    HAS_PAD: tl.constexpr,
+    PRECISION: tl.constexpr,
+    WIDE: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
     """Grid (cdiv(Nq, BLOCK_M), B*H, splits): one query block against one split of the keys.
 
     Writes OUT[split, b, h, m, :] (normalised over that split) and LSE[split, b*h, m] (base 2).
@@ -217,8 +302,9 @@ def attn_fwd(
     start_m = _query_block_start(BLOCK_M, CAUSAL)
     bh = tl.program_id(1)
     split = tl.program_id(2)  # the decode path's split of the keys, independent of the block order
-    Q, K, V = _qkv_heads(Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb,
-                         stride_vh)  # fmt: skip
+    Q, K, V = _qkv_heads(
+        Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb, stride_vh
+    )
     OUT = _head(OUT + split.to(tl.int64) * stride_os, bh, H, stride_ob, stride_oh)
     PAD += (bh // H).to(tl.int64) * stride_pb
 
@@ -227,9 +313,16 @@ def attn_fwd(
     causal_shift = N_K - N_Q
     lo = split * KEYS_PER_SPLIT
     first, middle, last = _key_phases(
-        start_m, lo, tl.minimum(N_K, lo + KEYS_PER_SPLIT), N_Q, N_K, BLOCK_M, BLOCK_N, CAUSAL,
+        start_m,
+        lo,
+        tl.minimum(N_K, lo + KEYS_PER_SPLIT),
+        N_Q,
+        N_K,
+        BLOCK_M,
+        BLOCK_N,
+        CAUSAL,
         HAS_PAD,
-    )  # fmt: skip
+    )
 
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
@@ -237,11 +330,35 @@ def attn_fwd(
     for phase in tl.static_range(2):  # 0: key blocks needing no score mask; 1: the others
         start, end = _phase(phase, first, middle, last)
         for start_n in range(start, end, BLOCK_N):
-            _, v, s = _key_block(q, K, V, start_n, N_K, stride_kn, stride_kd, stride_vn,
-                                 stride_vd, BLOCK_N, HEAD_DIM, PRECISION, WIDE)  # fmt: skip
+            _, v, s = _key_block(
+                q,
+                K,
+                V,
+                start_n,
+                N_K,
+                stride_kn,
+                stride_kd,
+                stride_vn,
+                stride_vd,
+                BLOCK_N,
+                HEAD_DIM,
+                PRECISION,
+                WIDE,
+            )
             if phase == 1:
-                s = _mask_keys(s, float("-inf"), offs_m, start_n, PAD, stride_pn, N_K,
-                               causal_shift, BLOCK_N, CAUSAL, HAS_PAD)  # fmt: skip
+                s = _mask_keys(
+                    s,
+                    float("-inf"),
+                    offs_m,
+                    start_n,
+                    PAD,
+                    stride_pn,
+                    N_K,
+                    causal_shift,
+                    BLOCK_N,
+                    CAUSAL,
+                    HAS_PAD,
+                )
             # base-2 running maximum: max(s) * scale = max(s * scale), the scale being > 0
             m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale_log2)
             m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row with nothing allowed
@@ -261,12 +378,23 @@ def attn_fwd(
 
 @triton.jit
 def attn_bwd_delta(
-    OUT, DO, DELTA,
-    stride_ob, stride_oh, stride_om, stride_od,
-    stride_dob, stride_doh, stride_dom, stride_dod,
-    H, N_Q,
-    HEAD_DIM: tl.constexpr, WIDE: tl.constexpr, BLOCK_M: tl.constexpr,
-):  # fmt: skip
+    OUT,
+    DO,
+    DELTA,
+    stride_ob,
+    stride_oh,
+    stride_om,
+    stride_od,
+    stride_dob,
+    stride_doh,
+    stride_dom,
+    stride_dod,
+    H,
+    N_Q,
+    HEAD_DIM: tl.constexpr,
+    WIDE: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+):
     """Grid (cdiv(Nq, BLOCK_M), B*H): DELTA[b*h, m] = sum_d dO * O, in fp32."""
     start_m = tl.program_id(0) * BLOCK_M
     bh = tl.program_id(1)
@@ -288,19 +416,59 @@ def _load_lse2(LSE, offs_m, N_Q):
 
 @triton.jit
 def attn_bwd_dkdv(
-    Q, K, V, PAD, DO, LSE, DELTA, DK, DV, DQ_ACC, scale, qk_scale_log2,
-    stride_qb, stride_qh, stride_qm, stride_qd,
-    stride_kb, stride_kh, stride_kn, stride_kd,
-    stride_vb, stride_vh, stride_vn, stride_vd,
-    stride_pb, stride_pn,
-    stride_dob, stride_doh, stride_dom, stride_dod,
-    stride_gb, stride_gh, stride_gn, stride_gd,
-    stride_ab, stride_ah, stride_am, stride_ad,
-    H, N_Q, N_K, TUNE_N_Q, TUNE_N_K, TUNE_BH,
-    HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, HAS_PAD: tl.constexpr,
-    PRECISION: tl.constexpr, WIDE: tl.constexpr, ATOMIC_DQ: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-):  # fmt: skip
+    Q,
+    K,
+    V,
+    PAD,
+    DO,
+    LSE,
+    DELTA,
+    DK,
+    DV,
+    DQ_ACC,
+    scale,
+    qk_scale_log2,
+    stride_qb,
+    stride_qh,
+    stride_qm,
+    stride_qd,
+    stride_kb,
+    stride_kh,
+    stride_kn,
+    stride_kd,
+    stride_vb,
+    stride_vh,
+    stride_vn,
+    stride_vd,
+    stride_pb,
+    stride_pn,
+    stride_dob,
+    stride_doh,
+    stride_dom,
+    stride_dod,
+    stride_gb,
+    stride_gh,
+    stride_gn,
+    stride_gd,
+    stride_ab,
+    stride_ah,
+    stride_am,
+    stride_ad,
+    H,
+    N_Q,
+    N_K,
+    TUNE_N_Q,
+    TUNE_N_K,
+    TUNE_BH,
+    HEAD_DIM: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    HAS_PAD: tl.constexpr,
+    PRECISION: tl.constexpr,
+    WIDE: tl.constexpr,
+    ATOMIC_DQ: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
     """Grid (cdiv(Nk, BLOCK_N), B*H): dK, dV of one key block, streaming the queries that see it.
 
     DK and DV share the strides stride_g*; LSE and DELTA are (B*H, Nq). With ATOMIC_DQ, each
@@ -310,8 +478,9 @@ def attn_bwd_dkdv(
     # programs already start first (no reversal, unlike the query-block kernels)
     start_n = tl.program_id(0) * BLOCK_N
     bh = tl.program_id(1)
-    Q, K, V = _qkv_heads(Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb,
-                         stride_vh)  # fmt: skip
+    Q, K, V = _qkv_heads(
+        Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb, stride_vh
+    )
     DO = _head(DO, bh, H, stride_dob, stride_doh)
     DQ_ACC = _head(DQ_ACC, bh, H, stride_ab, stride_ah)
     PAD += (bh // H).to(tl.int64) * stride_pb
@@ -348,8 +517,15 @@ def attn_bwd_dkdv(
             s_t = _dot(k, tl.trans(q), None, PRECISION)  # (BLOCK_N, BLOCK_M), raw
             p_t = _exp2_scaled(s_t, qk_scale_log2, lse2[None, :])
             if phase == 0:
-                allowed_t = _allowed(offs_m[None, :], offs_n[:, None], pad_row[:, None], N_K,
-                                     causal_shift, CAUSAL, HAS_PAD)  # fmt: skip
+                allowed_t = _allowed(
+                    offs_m[None, :],
+                    offs_n[:, None],
+                    pad_row[:, None],
+                    N_K,
+                    causal_shift,
+                    CAUSAL,
+                    HAS_PAD,
+                )
                 p_t = tl.where(allowed_t, p_t, 0.0)
             dv = _dot(_cast(p_t, do.dtype), do, dv, PRECISION)
             dp_t = _dot(v, tl.trans(do), None, PRECISION)  # (BLOCK_N, BLOCK_M)
@@ -357,8 +533,9 @@ def attn_bwd_dkdv(
             dk = _dot(_cast(ds_t, q.dtype), q, dk, PRECISION)
             if ATOMIC_DQ:
                 dq = _dot(tl.trans(_cast(ds_t, k.dtype)), k, None, PRECISION)  # (BLOCK_M, HEAD_DIM)
-                offsets, rows = _tile_offsets(start_m, stride_am, stride_ad, BLOCK_M, HEAD_DIM,
-                                              WIDE)  # fmt: skip
+                offsets, rows = _tile_offsets(
+                    start_m, stride_am, stride_ad, BLOCK_M, HEAD_DIM, WIDE
+                )
                 tl.atomic_add(DQ_ACC + offsets, dq, mask=(rows < N_Q)[:, None], sem="relaxed")
 
     DK = _head(DK, bh, H, stride_gb, stride_gh)
@@ -369,23 +546,58 @@ def attn_bwd_dkdv(
 
 @triton.jit
 def attn_bwd_dq(
-    Q, K, V, PAD, DO, LSE, DELTA, DQ, scale, qk_scale_log2,
-    stride_qb, stride_qh, stride_qm, stride_qd,
-    stride_kb, stride_kh, stride_kn, stride_kd,
-    stride_vb, stride_vh, stride_vn, stride_vd,
-    stride_pb, stride_pn,
-    stride_dob, stride_doh, stride_dom, stride_dod,
-    stride_gb, stride_gh, stride_gm, stride_gd,
-    H, N_Q, N_K, TUNE_N_Q, TUNE_N_K, TUNE_BH,
-    HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, HAS_PAD: tl.constexpr,
-    PRECISION: tl.constexpr, WIDE: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-):  # fmt: skip
+    Q,
+    K,
+    V,
+    PAD,
+    DO,
+    LSE,
+    DELTA,
+    DQ,
+    scale,
+    qk_scale_log2,
+    stride_qb,
+    stride_qh,
+    stride_qm,
+    stride_qd,
+    stride_kb,
+    stride_kh,
+    stride_kn,
+    stride_kd,
+    stride_vb,
+    stride_vh,
+    stride_vn,
+    stride_vd,
+    stride_pb,
+    stride_pn,
+    stride_dob,
+    stride_doh,
+    stride_dom,
+    stride_dod,
+    stride_gb,
+    stride_gh,
+    stride_gm,
+    stride_gd,
+    H,
+    N_Q,
+    N_K,
+    TUNE_N_Q,
+    TUNE_N_K,
+    TUNE_BH,
+    HEAD_DIM: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    HAS_PAD: tl.constexpr,
+    PRECISION: tl.constexpr,
+    WIDE: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
     """Grid (cdiv(Nq, BLOCK_M), B*H): dQ of one query block, streaming the keys it sees."""
     start_m = _query_block_start(BLOCK_M, CAUSAL)
     bh = tl.program_id(1)
-    Q, K, V = _qkv_heads(Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb,
-                         stride_vh)  # fmt: skip
+    Q, K, V = _qkv_heads(
+        Q, K, V, bh, H, stride_qb, stride_qh, stride_kb, stride_kh, stride_vb, stride_vh
+    )
     DO = _head(DO, bh, H, stride_dob, stride_doh)
     PAD += (bh // H).to(tl.int64) * stride_pb
 
@@ -401,12 +613,36 @@ def attn_bwd_dq(
     for phase in tl.static_range(2):  # the key blocks of the forward pass, in the same phases
         start, end = _phase(phase, first, middle, last)
         for start_n in range(start, end, BLOCK_N):
-            k, v, s = _key_block(q, K, V, start_n, N_K, stride_kn, stride_kd, stride_vn,
-                                 stride_vd, BLOCK_N, HEAD_DIM, PRECISION, WIDE)  # fmt: skip
+            k, v, s = _key_block(
+                q,
+                K,
+                V,
+                start_n,
+                N_K,
+                stride_kn,
+                stride_kd,
+                stride_vn,
+                stride_vd,
+                BLOCK_N,
+                HEAD_DIM,
+                PRECISION,
+                WIDE,
+            )
             p = _exp2_scaled(s, qk_scale_log2, lse2[:, None])
             if phase == 1:
-                p = _mask_keys(p, 0.0, offs_m, start_n, PAD, stride_pn, N_K, causal_shift,
-                               BLOCK_N, CAUSAL, HAS_PAD)  # fmt: skip
+                p = _mask_keys(
+                    p,
+                    0.0,
+                    offs_m,
+                    start_n,
+                    PAD,
+                    stride_pn,
+                    N_K,
+                    causal_shift,
+                    BLOCK_N,
+                    CAUSAL,
+                    HAS_PAD,
+                )
             dp = _dot(do, tl.trans(v), None, PRECISION)  # (BLOCK_M, BLOCK_N)
             ds = p * (dp - delta[:, None])
             dq = _dot(_cast(ds, k.dtype), k, dq, PRECISION)
@@ -417,11 +653,18 @@ def attn_bwd_dq(
 
 @triton.jit
 def attn_decode_combine(
-    PARTS, LSE, OUT,
-    stride_ps, stride_pr, stride_ls, stride_or,
-    SPLITS, VALUE_DIM,
-    HEAD_DIM: tl.constexpr, BLOCK_S: tl.constexpr,
-):  # fmt: skip
+    PARTS,
+    LSE,
+    OUT,
+    stride_ps,
+    stride_pr,
+    stride_ls,
+    stride_or,
+    SPLITS,
+    VALUE_DIM,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_S: tl.constexpr,
+):
     """Grid (B*H*Nq,): one query's output from its split-K partial outputs.
 
     PARTS (S, B*H*Nq, HEAD_DIM) fp32, each normalised over its split; LSE (S, B*H*Nq) base 2.

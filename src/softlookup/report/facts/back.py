@@ -46,9 +46,16 @@ def probes(study: Study) -> dict:
         counts = pd.Series([c.verdict for c in members], dtype=str).value_counts().to_dict()
         named = members if group == "B" else [c for c in members if c.verdict != "reproduced"]
         elsewhere = {c.id: JUDGED_ELSEWHERE[c.id] for c in named if c.id in JUDGED_ELSEWHERE}
-        groups.append({"name": name, "label": label, "claims": members, "counts": counts,
-                       "named": [c for c in named if c.id not in elsewhere],
-                       "elsewhere": elsewhere})  # fmt: skip
+        groups.append(
+            {
+                "name": name,
+                "label": label,
+                "claims": members,
+                "counts": counts,
+                "named": [c for c in named if c.id not in elsewhere],
+                "elsewhere": elsewhere,
+            }
+        )
     return {"groups": groups, "ledger": bool(len(found))}
 
 
@@ -89,8 +96,12 @@ def most_heads(runs: pd.DataFrame) -> dict | None:
     if transformers.empty:
         return None
     row = transformers.loc[pd.to_numeric(transformers["heads"]).idxmax()]
-    return {"heads": int(row["heads"]), "d_k": int(row["d_k"]),
-            "published": PUBLISHED_MOST_HEADS, "published_d_k": PUBLISHED_NARROWEST_HEAD}  # fmt: skip
+    return {
+        "heads": int(row["heads"]),
+        "d_k": int(row["d_k"]),
+        "published": PUBLISHED_MOST_HEADS,
+        "published_d_k": PUBLISHED_NARROWEST_HEAD,
+    }
 
 
 def threats(study: Study) -> dict:
@@ -125,8 +136,7 @@ def converged_verdicts(study: Study) -> dict[str, list[str]]:
     if not convergence_references(study.config) or not study.config.get("convergence"):
         return {"held": [], "moved": [], "not_run": []}
     facts = convergence.section(study)
-    return {"held": facts["held"], "moved": facts["moved_claims"],
-            "not_run": facts["not_run"]}  # fmt: skip
+    return {"held": facts["held"], "moved": facts["moved_claims"], "not_run": facts["not_run"]}
 
 
 def comparisons(study: Study) -> dict:
@@ -188,8 +198,13 @@ SURPRISE_CHECKS = {
     "big_key_rise": ("B5", "BigKeyRiseFracRandom"),
     "big_key_positive": ("B5", "BigKeyPositiveFracRandom"),
 }
-SURPRISE_COMPARISONS = {"scaled_vs_dot": "d2_scaled_dot_vs_dot", "dot_vs_additive": "d2_dot_vs_additive"}
-TIE_CLAIM = "A3"  # its failing check counts rows peaking on one token alone; a reported one with ties
+SURPRISE_COMPARISONS = {
+    "scaled_vs_dot": "d2_scaled_dot_vs_dot",
+    "dot_vs_additive": "d2_dot_vs_additive",
+}
+TIE_CLAIM = (
+    "A3"  # its failing check counts rows peaking on one token alone; a reported one with ties
+)
 
 
 def check_value(study: Study, claim: str, macro: str) -> float | None:
@@ -206,8 +221,11 @@ def whole_test_bleu(comparisons: pd.DataFrame, name: str) -> dict | None:
     """A comparison's BLEU row on the whole test set, final models (None when not run)."""
     if comparisons.empty or "comparison" not in comparisons:
         return None
-    rows = comparisons[(comparisons["comparison"] == name) & (comparisons["metric"] == "bleu")
-                       & (comparisons["bucket"].astype(str) == "all")]  # fmt: skip
+    rows = comparisons[
+        (comparisons["comparison"] == name)
+        & (comparisons["metric"] == "bleu")
+        & (comparisons["bucket"].astype(str) == "all")
+    ]
     if "epoch" in rows:
         rows = rows[rows["epoch"].astype(str) == "final"]
     return rows.iloc[0].to_dict() if len(rows) else None
@@ -223,8 +241,11 @@ def tie_counts(study: Study) -> dict | None:
     reported = own[own["status"] == "report"]
     if failed.empty or reported.empty:
         return None
-    return {"alone": float(failed["value"].iloc[0]), "expected": failed["expected"].iloc[0],
-            "with_ties": float(reported["value"].iloc[0])}  # fmt: skip
+    return {
+        "alone": float(failed["value"].iloc[0]),
+        "expected": failed["expected"].iloc[0],
+        "with_ties": float(reported["value"].iloc[0]),
+    }
 
 
 def surprises(study: Study) -> dict:
@@ -232,9 +253,11 @@ def surprises(study: Study) -> dict:
     found = {key: check_value(study, *where) for key, where in SURPRISE_CHECKS.items()}
     for key, name in SURPRISE_COMPARISONS.items():
         found[key] = whole_test_bleu(study.comparisons, name)
-    converged = [whole_test_bleu(ref.comparisons, SURPRISE_COMPARISONS["dot_vs_additive"])
-                 for ref in convergence.committed_references(study)
-                 if study.config.get("convergence")]  # fmt: skip
+    converged = [
+        whole_test_bleu(ref.comparisons, SURPRISE_COMPARISONS["dot_vs_additive"])
+        for ref in convergence.committed_references(study)
+        if study.config.get("convergence")
+    ]
     found["dot_vs_additive_converged"] = next((row for row in converged if row), None)
     found["tie"] = tie_counts(study)
     return found
@@ -262,6 +285,7 @@ def sources(study: Study) -> dict:
     commit, _ = git_state()
     return {
         "commit": None if commit == "unknown" else commit[:12],
-        "tables": [{"label": label, "rule": rule, "files": files}
-                   for label, rule, files in TABLE_SOURCES],  # fmt: skip
+        "tables": [
+            {"label": label, "rule": rule, "files": files} for label, rule, files in TABLE_SOURCES
+        ],
     }

@@ -43,8 +43,17 @@ SECTIONS = (
     "threats",
 )
 HEADLINE_SECTIONS = ("length", "scores", "scaling", "heads", "masking")  # trained translators
-NUMBERS = ("expected", "allowed", "value", "ci_low", "ci_high", "df", "p_value", "p_adjusted",
-           "deviation")  # fmt: skip
+NUMBERS = (
+    "expected",
+    "allowed",
+    "value",
+    "ci_low",
+    "ci_high",
+    "df",
+    "p_value",
+    "p_adjusted",
+    "deviation",
+)
 
 
 def _text(value) -> str:
@@ -231,10 +240,14 @@ def check_rows(found: Claims) -> list[dict]:
     """Every check of every claim, the claim on its first check only, and the file holding its
     evidence."""
     return [
-        {"claim": claim if number == 0 else None, "check": check,
-         "evidence": Path(check.output.split()[0]).name if check.output else "--"}
-        for claim in found.values() for number, check in enumerate(claim.checks)
-    ]  # fmt: skip
+        {
+            "claim": claim if number == 0 else None,
+            "check": check,
+            "evidence": Path(check.output.split()[0]).name if check.output else "--",
+        }
+        for claim in found.values()
+        for number, check in enumerate(claim.checks)
+    ]
 
 
 def macros(study: Study, found: Claims) -> dict[str, Tex]:

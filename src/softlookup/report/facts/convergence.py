@@ -31,9 +31,18 @@ from ..study import Study
 from . import claims, tables
 
 PATH_COLUMNS = [
-    "claim", "comparison", "bucket", "metric", "study", "epoch", "delta", "ci_low", "ci_high",
-    "p_value", "seeds",
-]  # fmt: skip
+    "claim",
+    "comparison",
+    "bucket",
+    "metric",
+    "study",
+    "epoch",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "seeds",
+]
 STUDY = "this build"
 # a run still improving by more than this share of its validation loss at its last epoch has
 # not converged (issue 22's bar)
@@ -68,7 +77,9 @@ class Reference:
         seeds = sorted(int(seed) for seed in config.get("seeds") or [])
         shown = [corpus_label(config.get("data", {}).get("corpus", "")), part]
         if seeds:
-            shown.append(f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}--{seeds[-1]}")
+            shown.append(
+                f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}--{seeds[-1]}"
+            )
         return ", ".join(item for item in shown if item)
 
 
@@ -88,7 +99,8 @@ def read_reference(folder: Path) -> Reference:
         training=pd.read_csv(folder / "training.csv"),
         provenance=json.loads((folder / "provenance.json").read_text()),
         scores=pd.read_csv(folder / "scores.csv", dtype={"epoch": str})
-        if (folder / "scores.csv").is_file() else pd.DataFrame(),
+        if (folder / "scores.csv").is_file()
+        else pd.DataFrame(),
     )
 
 
@@ -96,14 +108,19 @@ def effect_rows(comparisons: pd.DataFrame, claim: str, effect: dict, study: str)
     """The rows of one claim's effect in one study, every budget point (a table from before
     budget points holds its final models only)."""
     bucket, metric = effect.get("bucket", ALL), effect.get("metric", "bleu")
-    rows = comparisons[(comparisons.comparison == effect["comparison"])
-                       & (comparisons.bucket == bucket) & (comparisons.metric == metric)]  # fmt: skip
+    rows = comparisons[
+        (comparisons.comparison == effect["comparison"])
+        & (comparisons.bucket == bucket)
+        & (comparisons.metric == metric)
+    ]
     epoch = rows["epoch"].astype(str) if "epoch" in rows else FINAL
     return rows.assign(claim=claim, study=study, epoch=epoch).reindex(columns=PATH_COLUMNS)
 
 
 def effect_paths(
-    comparisons: pd.DataFrame, references: list[Reference], effects: dict[str, list[dict]],
+    comparisons: pd.DataFrame,
+    references: list[Reference],
+    effects: dict[str, list[dict]],
     epochs: int | None = None,
 ) -> pd.DataFrame:
     """Every claim's effect at every budget point of this build and of each reference. With
@@ -134,8 +151,10 @@ def length_curves(study: Study, references: list[Reference]) -> pd.DataFrame:
     bucket, value, ci_low, ci_high, seeds."""
     effects = ((study.config.get("convergence") or {}).get("effects") or {}).get(LENGTH_CLAIM)
     labels = variant_labels(study)
-    studies = [(STUDY, study.comparisons, study.scores),
-               *((ref.name, ref.comparisons, ref.scores) for ref in references)]  # fmt: skip
+    studies = [
+        (STUDY, study.comparisons, study.scores),
+        *((ref.name, ref.comparisons, ref.scores) for ref in references),
+    ]
     named = [effect["comparison"] for effect in effects or []]
     parts = []
     for name, comparisons, scores in studies:
@@ -144,10 +163,22 @@ def length_curves(study: Study, references: list[Reference]) -> pd.DataFrame:
         if rows.empty:
             continue
         curve = tables.pooled(rows, ["variant", "bucket"])
-        parts.append(curve.assign(study=name, test_set=pair.test_set,
-                                  label=[labels.get(v, v) for v in curve.variant]))  # fmt: skip
-    columns = ["study", "test_set", "variant", "label", "bucket", "value", "ci_low", "ci_high",
-               "seeds"]  # fmt: skip
+        parts.append(
+            curve.assign(
+                study=name, test_set=pair.test_set, label=[labels.get(v, v) for v in curve.variant]
+            )
+        )
+    columns = [
+        "study",
+        "test_set",
+        "variant",
+        "label",
+        "bucket",
+        "value",
+        "ci_low",
+        "ci_high",
+        "seeds",
+    ]
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
@@ -166,8 +197,11 @@ def pair_bleu(comparisons: pd.DataFrame, scores: pd.DataFrame, names: list[str])
         return None, pd.DataFrame(columns=["variant", "bucket"])
     pair = pairs.iloc[0]
     rows = tables.final(scores)
-    return pair, rows[(rows.metric == "bleu") & (rows.test_set == pair.test_set)
-                       & rows.variant.isin([pair.system_a, pair.system_b])]  # fmt: skip
+    return pair, rows[
+        (rows.metric == "bleu")
+        & (rows.test_set == pair.test_set)
+        & rows.variant.isin([pair.system_a, pair.system_b])
+    ]
 
 
 def system_levels(ref: Reference, comparison: str, labels: dict[str, str]) -> dict:
@@ -178,8 +212,11 @@ def system_levels(ref: Reference, comparison: str, labels: dict[str, str]) -> di
     if rows.empty:
         return {}
     bleu = tables.pooled(rows, ["variant"]).set_index("variant").value
-    systems = [{"label": labels.get(v, v), "bleu": bleu[v]}
-               for v in (pair.system_a, pair.system_b) if v in bleu]  # fmt: skip
+    systems = [
+        {"label": labels.get(v, v), "bleu": bleu[v]}
+        for v in (pair.system_a, pair.system_b)
+        if v in bleu
+    ]
     return {"test_set": pair.test_set, "systems": systems}
 
 
@@ -209,7 +246,9 @@ def deciding_verdicts(claim: str, references: list[Reference]) -> list[tuple[str
     return decided
 
 
-def verdict_table(claims: pd.DataFrame, references: list[Reference], ids: list[str]) -> pd.DataFrame:
+def verdict_table(
+    claims: pd.DataFrame, references: list[Reference], ids: list[str]
+) -> pd.DataFrame:
     """Per claim and reference deciding it: this build's verdict, the verdict with longer
     training, whether it moved and the reference's reason; one "not run" row for a claim no
     reference decides."""
@@ -219,12 +258,17 @@ def verdict_table(claims: pd.DataFrame, references: list[Reference], ids: list[s
         verdict = here.verdict.iloc[0] if len(here) else "absent"
         for converged, ref in deciding_verdicts(claim, references) or [("not run", None)]:
             reason = str(ref.claims[ref.claims.id == claim].reason.iloc[0]) if ref else ""
-            rows.append({
-                "claim": claim, "verdict": verdict, "converged": converged,
-                "reference": ref.name if ref else "", "reason": reason,
-                "reference_label": ref.label if ref else "",
-                "moved": ref is not None and converged != verdict,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "claim": claim,
+                    "verdict": verdict,
+                    "converged": converged,
+                    "reference": ref.name if ref else "",
+                    "reason": reason,
+                    "reference_label": ref.label if ref else "",
+                    "moved": ref is not None and converged != verdict,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -236,12 +280,18 @@ def convergence_of_runs(training: pd.DataFrame) -> pd.DataFrame:
         losses = log.val_loss.tolist()
         last_gain = (losses[-2] - losses[-1]) / losses[-2] if len(losses) > 1 else float("nan")
         cap = int(log.epochs.iloc[0]) if "epochs" in log else len(losses)
-        rows.append({
-            "run": run, "variant": log.variant.iloc[0], "epochs_trained": len(losses),
-            "best_epoch": int(log.epoch.iloc[log.val_loss.argmin()]), "cap": cap,
-            "hit_cap": len(losses) >= cap, "last_gain": last_gain,
-            "still_improving": bool(last_gain > STILL_IMPROVING),
-        })  # fmt: skip
+        rows.append(
+            {
+                "run": run,
+                "variant": log.variant.iloc[0],
+                "epochs_trained": len(losses),
+                "best_epoch": int(log.epoch.iloc[log.val_loss.argmin()]),
+                "cap": cap,
+                "hit_cap": len(losses) >= cap,
+                "last_gain": last_gain,
+                "still_improving": bool(last_gain > STILL_IMPROVING),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -252,7 +302,8 @@ def study_paths(study: Study, references: list[Reference]) -> pd.DataFrame:
     paths = effect_paths(here, references, effects, epochs=fixed_budget(study.config))
     order = point_order(paths.epoch) if len(paths) else []
     return paths.assign(order=paths.epoch.map(order.index)).sort_values(
-        ["claim", "comparison", "study", "order"])  # fmt: skip
+        ["claim", "comparison", "study", "order"]
+    )
 
 
 def committed_references(study: Study) -> list[Reference]:
@@ -263,8 +314,10 @@ def paths_appendix(study: Study) -> dict:
     """The appendix's table: every D effect with its interval, per study and budget point."""
     return {
         "enabled": bool(study.config.get("convergence")),
-        "paths": [{**row, "what": comparison_label(study, row["comparison"])}
-                  for row in study_paths(study, committed_references(study)).to_dict("records")],
+        "paths": [
+            {**row, "what": comparison_label(study, row["comparison"])}
+            for row in study_paths(study, committed_references(study)).to_dict("records")
+        ],
     }
 
 
@@ -287,20 +340,26 @@ def section(study: Study) -> dict:
     epochs = fixed_budget(study.config)
     paths = study_paths(study, references)
     found = claims.claims(study)
-    verdicts = verdict_table(study.claims, references, list(effects)) if len(study.claims) else (
-        pd.DataFrame(columns=["claim"]))  # fmt: skip
+    verdicts = (
+        verdict_table(study.claims, references, list(effects))
+        if len(study.claims)
+        else (pd.DataFrame(columns=["claim"]))
+    )
     by_name = {ref.name: ref for ref in references}
     labels = variant_labels(study)
     rows = []
     for row in verdicts.to_dict("records"):
         effect = effects[row["claim"]][0]  # the claim's first effect: its metric and systems
         ref = by_name.get(row["reference"])
-        rows.append({
-            **row, "short": found[row["claim"]].short if row["claim"] in found else "",
-            **check_counts(ref, row["claim"]),
-            "metric": effect.get("metric", "bleu"),
-            "levels": system_levels(ref, effect["comparison"], labels) if ref else {},
-        })  # fmt: skip
+        rows.append(
+            {
+                **row,
+                "short": found[row["claim"]].short if row["claim"] in found else "",
+                **check_counts(ref, row["claim"]),
+                "metric": effect.get("metric", "bleu"),
+                "levels": system_levels(ref, effect["comparison"], labels) if ref else {},
+            }
+        )
     facts = [reference_facts(ref) for ref in references]
     corpus = {ref["name"]: corpus_label(ref["corpus"]) for ref in facts}
     for row in rows:
@@ -315,8 +374,10 @@ def section(study: Study) -> dict:
         "budget": epochs or study.config.get("train", {}).get("epochs"),
         "references": facts,
         "caps": cap_summary(facts),
-        "by_claim": {claim: [row for row in rows if row["claim"] == claim]
-                     for claim in dict.fromkeys(row["claim"] for row in rows)},  # fmt: skip
+        "by_claim": {
+            claim: [row for row in rows if row["claim"] == claim]
+            for claim in dict.fromkeys(row["claim"] for row in rows)
+        },
         "paths": bool(len(paths)),
         "seed_parts": seed_parts(study, references),
         "verdicts": rows,
@@ -331,8 +392,9 @@ def check_counts(ref, claim: str) -> dict[str, int | None]:
     row = ref.claims[ref.claims.id == claim] if ref else pd.DataFrame()
     if row.empty or not {"checks_passed", "checks_decisive"} <= set(row.columns):
         return {"passed": None, "decisive": None}
-    return {name: int(pd.to_numeric(row[f"checks_{name}"].iloc[0]))
-            for name in ("passed", "decisive")}  # fmt: skip
+    return {
+        name: int(pd.to_numeric(row[f"checks_{name}"].iloc[0])) for name in ("passed", "decisive")
+    }
 
 
 def cap_summary(references: list[dict]) -> dict:
@@ -349,8 +411,11 @@ def fates(rows: list[dict]) -> dict[str, list[str]]:
     """The claims of verdict-table rows by what longer training did: moved (in any reference
     deciding them), held (in every one) and not_run (no reference decides them)."""
     moved = list(dict.fromkeys(row["claim"] for row in rows if row["moved"]))
-    held = [row["claim"] for row in rows
-            if row["converged"] == row["verdict"] and row["claim"] not in moved]  # fmt: skip
+    held = [
+        row["claim"]
+        for row in rows
+        if row["converged"] == row["verdict"] and row["claim"] not in moved
+    ]
     return {
         "moved_claims": moved,
         "held": list(dict.fromkeys(held)),
@@ -362,18 +427,23 @@ def reference_facts(ref: Reference) -> dict:
     runs = convergence_of_runs(ref.training)
     train = ref.provenance.get("config", {}).get("train", {})
     return {
-        "cap": train.get("epochs"), "patience": train.get("patience"),
+        "cap": train.get("epochs"),
+        "patience": train.get("patience"),
         "ladder": [str(point) for point in train.get("ladder") or [FINAL]],
-        "name": ref.name, "label": ref.label, "config": ref.config_name,
-        "commit": ref.commit, "runs": len(runs),
+        "name": ref.name,
+        "label": ref.label,
+        "config": ref.config_name,
+        "commit": ref.commit,
+        "runs": len(runs),
         "seed_aware": "se_seed" in ref.comparisons.columns,  # made after the t intervals
         "corpus": ref.provenance.get("config", {}).get("data", {}).get("corpus", ""),
         "variants": runs.variant.nunique() if len(runs) else 0,
         "hit_cap": int(runs.hit_cap.sum()) if len(runs) else 0,
         "still_improving": sorted(runs[runs.still_improving].run) if len(runs) else [],
         "epochs": (int(runs.epochs_trained.min()), int(runs.epochs_trained.max()))
-        if len(runs) else None,
-    }  # fmt: skip
+        if len(runs)
+        else None,
+    }
 
 
 def seeds_together(parts: list[Reference], comparison: str) -> dict | None:
@@ -385,8 +455,12 @@ def seeds_together(parts: list[Reference], comparison: str) -> dict | None:
     deltas, own = {}, []
     for ref in parts:
         rows = ref.comparisons
-        rows = rows[(rows.comparison == comparison) & (rows.bucket.astype(str) == ALL)
-                    & (rows.metric == "bleu") & (rows.epoch.astype(str) == FINAL)]  # fmt: skip
+        rows = rows[
+            (rows.comparison == comparison)
+            & (rows.bucket.astype(str) == ALL)
+            & (rows.metric == "bleu")
+            & (rows.epoch.astype(str) == FINAL)
+        ]
         if rows.empty:
             return None
         row = rows.iloc[0]
@@ -396,19 +470,33 @@ def seeds_together(parts: list[Reference], comparison: str) -> dict | None:
             raise ValueError(f"convergence.seed_parts: {ref.name} repeats seeds {sorted(shared)}")
         deltas.update(seeds)
         sentence = float(row.get("se_sentence", math.nan))
-        own.append({"label": ref.label, "seeds": sorted(seeds), "delta": float(row.delta),
-                    "ci_low": float(row.ci_low), "ci_high": float(row.ci_high),
-                    "se_sentence": sentence})  # fmt: skip
+        own.append(
+            {
+                "label": ref.label,
+                "seeds": sorted(seeds),
+                "delta": float(row.delta),
+                "ci_low": float(row.ci_low),
+                "ci_high": float(row.ci_high),
+                "se_sentence": sentence,
+            }
+        )
     values = pd.Series(deltas, dtype=float)
     seed_variance = values.var(ddof=1) / len(values)
-    sentence = max((part["se_sentence"] for part in own if math.isfinite(part["se_sentence"])),
-                   default=0.0)  # fmt: skip
+    sentence = max(
+        (part["se_sentence"] for part in own if math.isfinite(part["se_sentence"])), default=0.0
+    )
     components = [(seed_variance, len(values) - 1), (sentence**2, math.inf)]
     df = intervals.satterthwaite(components)
     se = math.sqrt(seed_variance + sentence**2)
     low, high = intervals.interval(values.mean(), se, df)
-    return {"seeds": len(values), "delta": values.mean(), "ci_low": low, "ci_high": high,
-            "df": df, "parts": own}  # fmt: skip
+    return {
+        "seeds": len(values),
+        "delta": values.mean(),
+        "ci_low": low,
+        "ci_high": high,
+        "df": df,
+        "parts": own,
+    }
 
 
 def seed_parts(study: Study, references: list[Reference]) -> list[dict]:
@@ -426,6 +514,11 @@ def seed_parts(study: Study, references: list[Reference]) -> list[dict]:
             for effect in effects:
                 together = seeds_together(parts, effect["comparison"])
                 if together:
-                    found.append({"claim": claim, "what": comparison_label(study, effect["comparison"]),
-                                  **together})  # fmt: skip
+                    found.append(
+                        {
+                            "claim": claim,
+                            "what": comparison_label(study, effect["comparison"]),
+                            **together,
+                        }
+                    )
     return found

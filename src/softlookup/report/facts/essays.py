@@ -34,14 +34,16 @@ def walkthrough(study: Study) -> list[dict]:
         if not claim.id.startswith(GROUPS):
             continue
         probes = [Path(p).stem for p in str(row.get("outputs", "")).split()]
-        rows.append({
-            "id": claim.id,
-            "short": claim.short,
-            "essays": essay_keys(row.get("source", "")),
-            "computed": probe_method(next((p for p in probes if p in PROBE_METHODS), "")),
-            "expected": claim.expected,
-            "claim": claim,  # its verdict and headline measurement (_wording.tex words them)
-        })  # fmt: skip
+        rows.append(
+            {
+                "id": claim.id,
+                "short": claim.short,
+                "essays": essay_keys(row.get("source", "")),
+                "computed": probe_method(next((p for p in probes if p in PROBE_METHODS), "")),
+                "expected": claim.expected,
+                "claim": claim,  # its verdict and headline measurement (_wording.tex words them)
+            }
+        )
     return rows
 
 

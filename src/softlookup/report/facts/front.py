@@ -55,12 +55,25 @@ def architecture(name: str, model: dict, label: str, parameters: float | None) -
         width, heads = model.get("d_model"), model.get("heads")
         d_k = model.get("d_k") or (width // heads if width and heads else None)
         layers = f"{model.get('enc_layers', '?')}+{model.get('dec_layers', '?')}"
-        return {"label": label, "width": width, "layers": layers, "heads": heads, "d_k": d_k,
-                "ffn": model.get("ffn_dim"), "parameters": parameters}  # fmt: skip
+        return {
+            "label": label,
+            "width": width,
+            "layers": layers,
+            "heads": heads,
+            "d_k": d_k,
+            "ffn": model.get("ffn_dim"),
+            "parameters": parameters,
+        }
     attends = model.get("attention", "none") != "none"
-    return {"label": label, "width": model.get("hidden_dim"), "layers": "1+1",
-            "heads": 1 if attends else 0, "d_k": model.get("hidden_dim") if attends else None,
-            "ffn": None, "parameters": parameters}  # fmt: skip
+    return {
+        "label": label,
+        "width": model.get("hidden_dim"),
+        "layers": "1+1",
+        "heads": 1 if attends else 0,
+        "d_k": model.get("hidden_dim") if attends else None,
+        "ffn": None,
+        "parameters": parameters,
+    }
 
 
 def architectures(study: Study) -> list[dict]:
@@ -102,10 +115,17 @@ def joined_tests(manifest: dict, data: dict) -> list[dict]:
         if not joined_from and ".concat" not in name:
             continue
         pairs, inputs = info.get("pairs", 0), info.get("examples", 0)
-        rows.append({"name": name, "joined_from": list(joined_from or []), "pairs": pairs,
-                     "inputs": inputs, "per_input": pairs / inputs if inputs else None,
-                     "words": info.get("source_words", {}),
-                     "buckets": len(info.get("buckets", {}))})  # fmt: skip
+        rows.append(
+            {
+                "name": name,
+                "joined_from": list(joined_from or []),
+                "pairs": pairs,
+                "inputs": inputs,
+                "per_input": pairs / inputs if inputs else None,
+                "words": info.get("source_words", {}),
+                "buckets": len(info.get("buckets", {})),
+            }
+        )
     return rows
 
 
@@ -135,8 +155,10 @@ def setup(study: Study) -> dict:
         "join_weights": join.get("weights") or [],
         "join_shares": join_shares(join),
         "architectures": architectures(study),
-        "decoding": {"beam": study.config.get("evaluate", {}).get("beam_size", 1),
-                     "length_penalty": study.config.get("evaluate", {}).get("length_penalty")},
+        "decoding": {
+            "beam": study.config.get("evaluate", {}).get("beam_size", 1),
+            "length_penalty": study.config.get("evaluate", {}).get("length_penalty"),
+        },
         "main_test": tables.main_test_set(study),
         "vocab": data.get("bpe_vocab_size"),
         "runs": len(runs),

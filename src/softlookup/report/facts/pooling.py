@@ -15,10 +15,33 @@ from ..labels import run_family_label
 from ..study import Study
 from . import tables
 
-SD_COLUMNS = ["family", "family_label", "test_set", "variant", "label", "seeds", "seed_sd",
-              "pooled_sd", "pooled_df", "bartlett_p", "pooled"]  # fmt: skip
-READ = ["family", "variant", "test_set", "epoch", "bucket", "metric", "seeds", "seed_sd",
-        "pooled_sd", "pooled_df", "bartlett_p", "pooled"]  # fmt: skip
+SD_COLUMNS = [
+    "family",
+    "family_label",
+    "test_set",
+    "variant",
+    "label",
+    "seeds",
+    "seed_sd",
+    "pooled_sd",
+    "pooled_df",
+    "bartlett_p",
+    "pooled",
+]
+READ = [
+    "family",
+    "variant",
+    "test_set",
+    "epoch",
+    "bucket",
+    "metric",
+    "seeds",
+    "seed_sd",
+    "pooled_sd",
+    "pooled_df",
+    "bartlett_p",
+    "pooled",
+]
 
 
 def cell_rows(study: Study) -> pd.DataFrame:
@@ -42,9 +65,11 @@ def seed_sds(study: Study) -> pd.DataFrame:
         return pd.DataFrame(columns=SD_COLUMNS)
     runs = tables.runs(study)
     labels = dict(zip(runs["variant"], runs["label"], strict=True))
-    rows = rows.assign(label=rows["variant"].map(lambda v: labels.get(v, v)),
-                       family_label=rows["family"].map(run_family_label),
-                       pooled=rows["pooled"].astype(str) == "True")  # fmt: skip
+    rows = rows.assign(
+        label=rows["variant"].map(lambda v: labels.get(v, v)),
+        family_label=rows["family"].map(run_family_label),
+        pooled=rows["pooled"].astype(str) == "True",
+    )
     return rows.sort_values(["family_label", "test_set", "label"])[SD_COLUMNS]
 
 
@@ -53,16 +78,24 @@ def panels(study: Study) -> list[dict]:
     most seeds, pooled_sd, pooled_df, bartlett_p (NaN: untested) and pooled (Bartlett's test
     did not reject at ALPHA); `rows` its variants (seed_sds' rows as records)."""
     found = []
-    for (family, test_set), rows in seed_sds(study).groupby(["family_label", "test_set"],
-                                                            sort=False):  # fmt: skip
+    for (family, test_set), rows in seed_sds(study).groupby(
+        ["family_label", "test_set"], sort=False
+    ):
         first = rows.iloc[0]
-        found.append({"family_label": family, "test_set": test_set, "variants": len(rows),
-                      "seeds": (int(rows["seeds"].min()), int(rows["seeds"].max())),
-                      "pooled_sd": float(first["pooled_sd"]),
-                      "pooled_df": int(first["pooled_df"]),
-                      "bartlett_p": float(first["bartlett_p"]),
-                      "tested": not math.isnan(float(first["bartlett_p"])),
-                      "pooled": bool(first["pooled"]), "rows": rows.to_dict("records")})  # fmt: skip
+        found.append(
+            {
+                "family_label": family,
+                "test_set": test_set,
+                "variants": len(rows),
+                "seeds": (int(rows["seeds"].min()), int(rows["seeds"].max())),
+                "pooled_sd": float(first["pooled_sd"]),
+                "pooled_df": int(first["pooled_df"]),
+                "bartlett_p": float(first["bartlett_p"]),
+                "tested": not math.isnan(float(first["bartlett_p"])),
+                "pooled": bool(first["pooled"]),
+                "rows": rows.to_dict("records"),
+            }
+        )
     return found
 
 

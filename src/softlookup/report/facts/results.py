@@ -51,8 +51,10 @@ def length_table(study: Study) -> pd.DataFrame:
     labels = dict(zip(runs["base_model"], runs["base_label"], strict=True))
     arch = dict(zip(runs["base_model"], runs.get("arch", runs["base_model"]), strict=True))
     table = tables.pooled(rows, ["base_model", "test_set", "bucket"])
-    return table.assign(label=[labels.get(m, m) for m in table["base_model"]],
-                        arch=[arch.get(m, m) for m in table["base_model"]])  # fmt: skip
+    return table.assign(
+        label=[labels.get(m, m) for m in table["base_model"]],
+        arch=[arch.get(m, m) for m in table["base_model"]],
+    )
 
 
 def buckets(labels) -> list[str]:
@@ -77,16 +79,23 @@ def length_effect(study: Study) -> dict | None:
     rows = rows[rows["test_set"] == longest]
     last = buckets(rows["bucket"])[-1]
     attention = tables.runs(study).groupby("variant")["attention"].first()
-    rows = rows[(rows["bucket"] == last) & (rows["system_a"].map(attention) == "none")
-                & (rows["system_b"].map(attention) != "none")]  # fmt: skip
+    rows = rows[
+        (rows["bucket"] == last)
+        & (rows["system_a"].map(attention) == "none")
+        & (rows["system_b"].map(attention) != "none")
+    ]
     if rows.empty:
         return None
 
     def share(row, side: str) -> dict:
         spread = intervals.critical(row[f"df_{side}"]) * row[f"se_{side}"]
         value = row[f"mean_{side}"]
-        return {"label": row[f"label_{side}"], "value": value,
-                "ci_low": value - spread, "ci_high": value + spread}  # fmt: skip
+        return {
+            "label": row[f"label_{side}"],
+            "value": value,
+            "ci_low": value - spread,
+            "ci_high": value + spread,
+        }
 
     compared = records(rows.sort_values("mean_b", ascending=False))
     return {
@@ -111,8 +120,11 @@ def share_intervals(study: Study, test_set: str, last: str) -> dict[str, dict]:
     for row in rows[rows["test_set"] == test_set].to_dict("records"):
         for side in ("a", "b"):
             value, se, df = row[f"mean_{side}"], row[f"se_{side}"], row[f"df_{side}"]
-            low, high = (intervals.interval(value, se, df) if math.isfinite(se) and df > 0
-                         else (math.nan, math.nan))  # fmt: skip
+            low, high = (
+                intervals.interval(value, se, df)
+                if math.isfinite(se) and df > 0
+                else (math.nan, math.nan)
+            )
             found[row[f"system_{side}"]] = {"value": value, "ci_low": low, "ci_high": high}
     return found
 
@@ -127,8 +139,10 @@ def length_shares(study: Study) -> dict | None:
     table = length_table(study)
     if table.empty:
         return None
-    longest = max(table["test_set"].unique(),
-                  key=lambda t: max(bucket_start(b) for b in table[table.test_set == t].bucket))
+    longest = max(
+        table["test_set"].unique(),
+        key=lambda t: max(bucket_start(b) for b in table[table.test_set == t].bucket),
+    )
     rows = table[table["test_set"] == longest]
     order = buckets(rows["bucket"])
     first, last = order[0], order[-1]
@@ -140,16 +154,28 @@ def length_shares(study: Study) -> dict | None:
         at = own.set_index(own["bucket"].astype(str))["value"]
         if first not in at or last not in at or pd.isna(at[last]) or not at[first] > 0:
             continue
-        kept = compared.get(model, {"value": at[last] / at[first], "ci_low": math.nan,
-                                    "ci_high": math.nan})  # fmt: skip
-        shares.append({"label": own["label"].iloc[0], "first": at[first], "last": at[last],
-                       "share": kept["value"], "ci_low": kept["ci_low"],
-                       "ci_high": kept["ci_high"],
-                       "attends": attention.get(model, "dot") != "none"})  # fmt: skip
+        kept = compared.get(
+            model, {"value": at[last] / at[first], "ci_low": math.nan, "ci_high": math.nan}
+        )
+        shares.append(
+            {
+                "label": own["label"].iloc[0],
+                "first": at[first],
+                "last": at[last],
+                "share": kept["value"],
+                "ci_low": kept["ci_low"],
+                "ci_high": kept["ci_high"],
+                "attends": attention.get(model, "dot") != "none",
+            }
+        )
     shares.sort(key=lambda row: -row["share"])
-    return {"test_set": longest, "first": first, "last": last,
-            "fixed": [r for r in shares if not r["attends"]],
-            "attention": [r for r in shares if r["attends"]]}  # fmt: skip
+    return {
+        "test_set": longest,
+        "first": first,
+        "last": last,
+        "fixed": [r for r in shares if not r["attends"]],
+        "attention": [r for r in shares if r["attends"]],
+    }
 
 
 def length(study: Study) -> dict:

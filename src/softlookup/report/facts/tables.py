@@ -133,8 +133,11 @@ def runs(study: Study) -> pd.DataFrame:
                 **scored_settings(scored, name),
                 # the run's own model settings (as trained, else as asked): a run the scores
                 # lack still has them
-                **{key: value for key, value in settings.model.items()
-                   if key in SETTINGS and value is not None},
+                **{
+                    key: value
+                    for key, value in settings.model.items()
+                    if key in SETTINGS and value is not None
+                },
             }
         )
     return pd.DataFrame(rows) if rows else pd.DataFrame(columns=RUN_COLUMNS)

@@ -54,8 +54,11 @@ def panels(study: Study, most: int = 6) -> list[tuple[str, list[str]]]:
         members = sweeps.members(study, family_keys(name, keys))
         if len(members):
             groups = members.groupby(members["series"].astype(str), sort=False)["variant"]
-            found += split(family_label(name), [(str(series), list(variants))
-                                                for series, variants in groups], most)  # fmt: skip
+            found += split(
+                family_label(name),
+                [(str(series), list(variants)) for series, variants in groups],
+                most,
+            )
             placed |= set(members.loc[~members["is_base"], "variant"])
     rest = runs[~runs["variant"].isin(placed)].drop_duplicates("variant").sort_values("variant")
     by_arch = rest.groupby(rest.get("arch", rest["base_model"]).astype(str), sort=True)["variant"]
@@ -72,7 +75,7 @@ def split(title: str, groups: list[tuple[str, list[str]]], most: int) -> list[tu
     found = []
     for i, (group, variants) in enumerate(groups):
         name = title if i == 0 and title != "base models" else f"{title}, {group}"
-        found += [(name, variants[start:start + most]) for start in range(0, len(variants), most)]
+        found += [(name, variants[start : start + most]) for start in range(0, len(variants), most)]
     return found
 
 

@@ -16,8 +16,7 @@ from ..facts.convergence import STUDY, committed_references, point_order, study_
 from ..study import Study
 from . import cli, style
 
-METRIC_LABELS = {"bleu": "B - A (BLEU)", "chrf": "B - A (chrF)",
-                 "bleu_share": "B - A (share kept)"}  # fmt: skip
+METRIC_LABELS = {"bleu": "B - A (BLEU)", "chrf": "B - A (chrF)", "bleu_share": "B - A (share kept)"}
 METRIC_NUMBERS = {"bleu": numbers.bleu, "chrf": numbers.bleu, "bleu_share": numbers.share}
 PER_ROW = 2  # panels side by side: room for each panel's legend
 
@@ -41,8 +40,9 @@ def draw(paths: pd.DataFrame):
         style.note(axes[0], "no effect to draw: no claim's effect has two budget points")
         return fig
     columns = min(len(claims), PER_ROW)
-    fig, parts = style.parts(-(-len(claims) // columns), columns,
-                             height=2.5 * -(-len(claims) // columns))  # fmt: skip
+    fig, parts = style.parts(
+        -(-len(claims) // columns), columns, height=2.5 * -(-len(claims) // columns)
+    )
     for part, claim in zip(parts, claims, strict=False):  # a spare part stays empty
         ax = part.subplots()
         rows = paths[paths.claim == claim].assign(effect=lambda t: t.apply(effect_label, axis=1))
@@ -52,14 +52,21 @@ def draw(paths: pd.DataFrame):
         for name, line in rows.groupby("series"):
             x = style.dodged(line.epoch.map(order.index), names.index(name), len(names))
             line = line.assign(x=x, value=line.delta).sort_values("x")
-            ax.errorbar(line.x, line.value, yerr=style.interval_errors(line), capsize=2,
-                        label=name, fillstyle="none" if line.study.iloc[0] == STUDY else "full",
-                        **styles[name])  # fmt: skip
+            ax.errorbar(
+                line.x,
+                line.value,
+                yerr=style.interval_errors(line),
+                capsize=2,
+                label=name,
+                fillstyle="none" if line.study.iloc[0] == STUDY else "full",
+                **styles[name],
+            )
         ax.axhline(0, **style.REFERENCE_LINE)
         style.categories(ax, order)
         metric = rows.metric.iloc[0]
-        ax.set(title=claim, xlabel="training budget (epochs)",
-               ylabel=METRIC_LABELS.get(metric, metric))  # fmt: skip
+        ax.set(
+            title=claim, xlabel="training budget (epochs)", ylabel=METRIC_LABELS.get(metric, metric)
+        )
         style.number_axis(ax, METRIC_NUMBERS.get(metric, numbers.bleu))
         style.legend_below(part, ax)
     return fig

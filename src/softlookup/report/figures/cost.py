@@ -17,10 +17,14 @@ from ..facts import cost
 from ..study import Study
 from . import cli, style
 
-MEMORY = {"peak_mem_per_seq_mib": "peak memory per sequence (MiB)",
-          "saved_for_backward_mib": "memory saved for backward (MiB)"}  # fmt: skip
-GENERATION = {"KV cache": {"color": "0.15", "marker": "X", "linestyle": "-"},
-              "recompute": {"color": "0.55", "marker": "*", "linestyle": "--"}}  # fmt: skip
+MEMORY = {
+    "peak_mem_per_seq_mib": "peak memory per sequence (MiB)",
+    "saved_for_backward_mib": "memory saved for backward (MiB)",
+}
+GENERATION = {
+    "KV cache": {"color": "0.15", "marker": "X", "linestyle": "-"},
+    "recompute": {"color": "0.55", "marker": "*", "linestyle": "--"},
+}
 
 
 def generation_panel(ax, study: Study) -> list:
@@ -31,12 +35,12 @@ def generation_panel(ax, study: Study) -> list:
         return []
     for mode, rows in table.groupby("mode"):
         rows = rows.sort_values("new_tokens")
-        ax.plot(rows["new_tokens"], rows["seconds"], label=f"{mode} (generation)",
-                **GENERATION[mode])  # fmt: skip
+        ax.plot(
+            rows["new_tokens"], rows["seconds"], label=f"{mode} (generation)", **GENERATION[mode]
+        )
     style.log_axis(ax, table["new_tokens"])
     style.value_axis(ax, table["seconds"], numbers.seconds)
-    ax.set(xlabel="prefix length (tokens)", ylabel="time of the last step",
-           title="generation")  # fmt: skip
+    ax.set(xlabel="prefix length (tokens)", ylabel="time of the last step", title="generation")
     return ax.get_legend_handles_labels()[0]
 
 
@@ -74,7 +78,7 @@ def cost_figure(study: Study):
         kernel_panel(ax, rows, "seconds", styles)
         style.value_axis(ax, rows["seconds"], numbers.seconds)
         ax.set(ylabel="forward + backward time", title=f"attention, {device}")
-    for ax, (device, column) in zip(axes[1 + len(devices):], memory, strict=False):
+    for ax, (device, column) in zip(axes[1 + len(devices) :], memory, strict=False):
         rows = table[table["device_label"] == device]
         kernel_panel(ax, rows, column, styles)
         style.value_axis(ax, rows[column], lambda v: f"{v:g}")

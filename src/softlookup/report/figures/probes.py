@@ -19,11 +19,21 @@ PANELS = [  # probe, quantity, x, series, y label, whether its legend is drawn (
     ("spread", "std_score", "d", "scaling", "std of q·k", True),
     ("saturation", "frac_rows_saturated", "d", "scaling", "share of rows saturated", False),
     ("saturation", "mean_softmax_jacobian_norm", "d", "scaling", "softmax Jacobian norm", False),
-    ("averaging", "token_uniformity_residual", "depth", "stack", r"$\|X - \bar{x}\|_F / \|X\|_F$",
-     True),
+    (
+        "averaging",
+        "token_uniformity_residual",
+        "depth",
+        "stack",
+        r"$\|X - \bar{x}\|_F / \|X\|_F$",
+        True,
+    ),
 ]
-STACKS = {"attention": "attention", "attention_relu": "attention + ReLU",
-          "attention_residual": "attention + residual", "linear": "linear"}  # fmt: skip
+STACKS = {
+    "attention": "attention",
+    "attention_relu": "attention + ReLU",
+    "attention_residual": "attention + residual",
+    "linear": "linear",
+}
 
 
 def probes_figure(study: Study):
@@ -46,8 +56,13 @@ def probes_figure(study: Study):
         if x == "d":
             dims = np.sort(rows[x].unique())
             if quantity == "std_score":
-                ax.plot(dims, np.sqrt(dims), label=r"$\sqrt{d}$", **style.REFERENCE_LINE,
-                        linestyle=(0, (2, 2)))  # fmt: skip
+                ax.plot(
+                    dims,
+                    np.sqrt(dims),
+                    label=r"$\sqrt{d}$",
+                    **style.REFERENCE_LINE,
+                    linestyle=(0, (2, 2)),
+                )
                 ax.set_yscale("log")
             style.log_axis(ax, dims)
             ax.set_xlabel("d (vector length)")

@@ -53,8 +53,11 @@ def bleu_by_length(study: Study):
         axes = column.subplots(len(test_sets), 1, squeeze=False)[:, 0]
         for ax, test_set in zip(axes, test_sets, strict=True):
             bucket_panel(ax, models[models["test_set"] == test_set], styles)
-            ax.set(title=f"{ARCHITECTURES.get(group, group)} on {test_set}", ylabel="BLEU (%)",
-                   ylim=(0, 1.05 * top))  # fmt: skip
+            ax.set(
+                title=f"{ARCHITECTURES.get(group, group)} on {test_set}",
+                ylabel="BLEU (%)",
+                ylim=(0, 1.05 * top),
+            )
         style.legend_below(column, axes[0], ncol=2 if len(styles) > 3 else 1)
     return fig
 

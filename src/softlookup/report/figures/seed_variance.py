@@ -22,8 +22,11 @@ POOLED = {**style.REFERENCE_LINE, "linestyle": "--", "label": "pooled SD of the 
 
 def title(panel: dict) -> str:
     """'GRU, 10 epochs on test_2016_flickr', then Bartlett's p and whether the family pooled."""
-    test = (f"Bartlett {stated_p(panel['bartlett_p'])}" if panel["tested"]
-            else "equal variance untested")  # fmt: skip
+    test = (
+        f"Bartlett {stated_p(panel['bartlett_p'])}"
+        if panel["tested"]
+        else "equal variance untested"
+    )
     verdict = "pooled" if panel["pooled"] else "not pooled: own seeds"
     return f"{panel['family_label']} on {panel['test_set']}\n{test}, {verdict}"
 
@@ -32,13 +35,18 @@ def panel_plot(ax, panel: dict, look: dict) -> None:
     """The variants' seed SDs (one series, one x position each, named by what each adds to the
     labels' shared part, which the axis names) and the pooled SD."""
     shared, own = own_parts(row["label"] for row in panel["rows"])
-    ax.plot(range(len(panel["rows"])), [row["seed_sd"] for row in panel["rows"]],
-            label=POINTS, **look)  # fmt: skip
+    ax.plot(
+        range(len(panel["rows"])), [row["seed_sd"] for row in panel["rows"]], label=POINTS, **look
+    )
     ax.axhline(panel["pooled_sd"], **POOLED)  # two variants of two seeds: a pooled SD
-    style.categories(ax, [own[row["label"]].replace(", ", ",\n") for row in panel["rows"]],
-                     rotation=90)  # fmt: skip
-    ax.set(title=title(panel), xlabel=f"variant of {shared}" if shared else "variant",
-           ylabel="seed SD (BLEU)")  # fmt: skip
+    style.categories(
+        ax, [own[row["label"]].replace(", ", ",\n") for row in panel["rows"]], rotation=90
+    )
+    ax.set(
+        title=title(panel),
+        xlabel=f"variant of {shared}" if shared else "variant",
+        ylabel="seed SD (BLEU)",
+    )
     ax.set_ylim(bottom=0)
     style.number_axis(ax, numbers.sd)
 
@@ -47,8 +55,11 @@ def seed_variance_figure(study: Study):
     drawn = pooling.panels(study)
     if not drawn:
         fig, axes = style.subplots(1, height=1.4)
-        style.note(axes[0], "no seed variance to show: no family has two variants of two seeds"
-                            " or more on a whole test set")  # fmt: skip
+        style.note(
+            axes[0],
+            "no seed variance to show: no family has two variants of two seeds"
+            " or more on a whole test set",
+        )
         return fig
     columns = min(COLUMNS, len(drawn))
     rows = -(-len(drawn) // columns)

@@ -26,7 +26,9 @@ HEIGHT = 2.4
 FONT = 8  # points: labels and titles
 MIN_FONT = 7  # points: tick labels, legends, notes; nothing smaller
 MAX_SERIES = 6  # a panel with more lines is split (by the figure, into panels of related lines)
-COLOURS = sns.color_palette("colorblind", MAX_SERIES)  # distinct hues; markers tell them apart in grey
+COLOURS = sns.color_palette(
+    "colorblind", MAX_SERIES
+)  # distinct hues; markers tell them apart in grey
 MARKERS = ["o", "s", "^", "D", "v", "P"]
 DASHES = ["-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 1))]
 REFERENCE_LINE = {"color": "0.3", "linewidth": 0.7, "zorder": 1}  # zero, sqrt(d): no marker
@@ -78,8 +80,9 @@ def subplots(panels: int = 1, height: float = HEIGHT, **kwargs):
 
 def grid(rows: int, columns: int, height: float, **kwargs):
     """Small multiples: rows x columns panels across the text width, axes in reading order."""
-    fig, axes = plt.subplots(rows, columns, figsize=(WIDTH, height), squeeze=False,
-                             layout="constrained", **kwargs)  # fmt: skip
+    fig, axes = plt.subplots(
+        rows, columns, figsize=(WIDTH, height), squeeze=False, layout="constrained", **kwargs
+    )
     return fig, list(axes.flat)
 
 
@@ -90,22 +93,34 @@ def dodged(x, index: int, count: int):
 
 def errorbar(ax, rows, label: str, kwargs: dict) -> None:
     """One series of rows (x, value, ci_low, ci_high) with its 95% intervals as error bars."""
-    ax.errorbar(rows["x"], rows["value"], yerr=interval_errors(rows), capsize=2, label=label,
-                **kwargs)  # fmt: skip
+    ax.errorbar(
+        rows["x"], rows["value"], yerr=interval_errors(rows), capsize=2, label=label, **kwargs
+    )
 
 
 def interval_errors(rows) -> list:
     """matplotlib's yerr of rows with value, ci_low, ci_high. sacrebleu rounds its interval to
     the printed digits, so a BLEU of 0.00001 can sit just above an interval of [0.0, 0.0]: such
     an error bar is drawn with length 0, never negative."""
-    return [(rows["value"] - rows["ci_low"]).clip(lower=0),
-            (rows["ci_high"] - rows["value"]).clip(lower=0)]  # fmt: skip
+    return [
+        (rows["value"] - rows["ci_low"]).clip(lower=0),
+        (rows["ci_high"] - rows["value"]).clip(lower=0),
+    ]
 
 
 def note(ax, text: str) -> None:
     """A panel with no data: say so inside the axes instead of leaving it blank."""
-    ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True, transform=ax.transAxes,
-            fontsize=MIN_FONT, color="0.3")  # fmt: skip
+    ax.text(
+        0.5,
+        0.5,
+        text,
+        ha="center",
+        va="center",
+        wrap=True,
+        transform=ax.transAxes,
+        fontsize=MIN_FONT,
+        color="0.3",
+    )
     ax.set_xticks([])
     ax.set_yticks([])
 

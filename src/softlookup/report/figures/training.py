@@ -36,10 +36,18 @@ def training_figure(study: Study):
         base, names = line_names(shown["label"].unique())
         styles = style.series_styles(shown["label"])
         for i, (label, curve) in enumerate(shown.groupby("label")):
-            ax.plot(style.dodged(curve["epoch"], i, len(styles)), curve["loss"],
-                    label=names[label], **styles[label])  # fmt: skip
-        ax.set(title=f"{title}: {base}" if base else title, xlabel="epoch",
-               xticks=sorted(shown["epoch"].unique()), ylabel="validation loss (nats)")  # fmt: skip
+            ax.plot(
+                style.dodged(curve["epoch"], i, len(styles)),
+                curve["loss"],
+                label=names[label],
+                **styles[label],
+            )
+        ax.set(
+            title=f"{title}: {base}" if base else title,
+            xlabel="epoch",
+            xticks=sorted(shown["epoch"].unique()),
+            ylabel="validation loss (nats)",
+        )
         columns = 2 if max(len(name) for name in names.values()) <= SHORT_NAME else 1
         style.legend_below(part, ax, ncol=columns)
     return fig
