@@ -2,6 +2,7 @@
 verdicts at convergence, and which runs stopped still improving."""
 
 import json
+import math
 
 import pandas as pd
 import pytest
@@ -414,7 +415,14 @@ def test_the_length_curves_come_from_every_study_that_scores_d1(tmp_path):
     curves = convergence.length_curves(load(results, tmp_path / "config.json"), [long, bare])
     here = curves[curves.study == "this build"].set_index(["variant", "bucket"])
     assert here.loc[("additive", "1-10"), "value"] == 21.5  # seeds pooled, final models only
-    assert here.loc[("none", ">60"), ["ci_low", "ci_high"]].tolist() == [-1, 5]
+    # the mean's interval (not the union of the runs'): the seeds' spread, 0.25 on 1 df, and one
+    # run's sentence variance, (6 / 3.92)^2, on Student's t with Welch-Satterthwaite df
+    from softlookup import intervals
+
+    sentence, seed = (6 / (2 * intervals.critical(math.inf))) ** 2, 0.25
+    df = intervals.satterthwaite([(seed, 1), (sentence, math.inf)])
+    expected = intervals.interval(2.5, math.sqrt(seed + sentence), df)
+    assert here.loc[("none", ">60"), ["ci_low", "ci_high"]].tolist() == pytest.approx(expected)
     assert "other" not in set(curves.variant) and set(curves.study) == {"this build", "long"}
     europarl = curves[curves.study == "long"]
     assert set(europarl.test_set) == {"test_europarl"}

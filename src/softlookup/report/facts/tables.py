@@ -7,8 +7,11 @@ prose and a figure through the same selection.
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
+from ... import intervals
 from ...evaluate.score import SETTING_COLUMNS, final_point
 from ..labels import base_labels, sweep_label, variant_label
 from ..study import Study
@@ -56,18 +59,36 @@ def metric_rows(
     return rows
 
 
+SENTENCE_Z = intervals.critical(math.inf)  # sacrebleu's bootstrap interval: +-1.96 se
+
+
 def pooled(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Seeds pooled as the ledger pools them: the mean, and the union of the 95% intervals."""
+    """Seeds pooled: per group the mean over its runs and a 95% interval for that mean, on
+    Student's t (softlookup.intervals) with two parts, as the comparisons have them
+    (evaluate/compare.py): the runs' spread over seeds (variance / n on n - 1 df) and the test
+    sentences' sampling variance of one run (sacrebleu's bootstrap interval read as +-1.96 se,
+    mean over the runs; common to all seeds, so not divided by n), Welch-Satterthwaite df. One run:
+    its own bootstrap interval."""
     if rows.empty:
         return rows
     ok = rows[rows["status"].fillna("ok") == "ok"] if "status" in rows else rows
-    table = ok.groupby(by, dropna=False).agg(
-        value=("value", "mean"),
-        ci_low=("ci_low", "min"),
-        ci_high=("ci_high", "max"),
-        seeds=("seed", "nunique"),
-    )
-    return table.reset_index()
+    found = []
+    for key, group in ok.groupby(by, dropna=False):
+        values = group["value"].astype(float)
+        sentence = (((group["ci_high"] - group["ci_low"]) / (2 * SENTENCE_Z)) ** 2).mean()
+        seed = values.var(ddof=1) / len(values) if len(values) > 1 else 0.0
+        low, high = math.nan, math.nan  # no interval without the runs' own
+        if math.isfinite(sentence):
+            parts = [(sentence, math.inf), *([(seed, len(values) - 1)] if len(values) > 1 else [])]
+            df = intervals.satterthwaite(parts)
+            se = math.sqrt(seed + sentence)
+            low, high = (
+                intervals.interval(values.mean(), se, df) if se > 0 else (values.mean(),) * 2
+            )
+        keys = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
+        found.append({**keys, "value": values.mean(), "ci_low": low, "ci_high": high,
+                      "seeds": group["seed"].nunique()})  # fmt: skip
+    return pd.DataFrame(found)
 
 
 def main_test_set(study: Study) -> str:
