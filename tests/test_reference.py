@@ -157,6 +157,7 @@ def test_snapshot_keeps_small_outputs_and_provenance(tmp_path):
     (source / "paper.pdf").write_bytes(b"%PDF-1.5 tiny")
     (source / "manifest.json").write_text("{}")
     (source / "checks.csv").write_text("claim_id\nA3\n")
+    (source / "seed_variance.csv").write_text("family,variant,seed_sd\ngru,a,0.4\n")
     (source / "training.csv").write_text("run,epoch,val_loss\na-s1,1,2.5\n")
     bench = tmp_path / "benchmarks" / "train"
     bench.mkdir(parents=True)
@@ -189,7 +190,7 @@ def test_snapshot_reads_the_checkout_state_before_replacing_the_reference(tmp_pa
     """The committed reference is tracked: read after the copies, every snapshot said
     '(uncommitted changes)'."""
     source = build(tmp_path / "build")
-    for name in ("paper.pdf", "manifest.json", "checks.csv", "training.csv"):
+    for name in ("paper.pdf", "manifest.json", "checks.csv", "seed_variance.csv", "training.csv"):
         (source / name).write_text("x")
     out = tmp_path / "reference" / "test"
     seen = []

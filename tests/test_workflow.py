@@ -13,6 +13,7 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
+from softlookup.claims.verdicts import VERDICTS
 from softlookup.config import all_variants, select
 
 from .corpora import mirror
@@ -85,7 +86,7 @@ def test_workflow_builds_the_paper_tables_and_figure(finished_run):
     claims = pd.read_csv(finished_run / "results" / "claims" / "claims.csv")
     spec = yaml.safe_load((finished_run / "config" / "claims.yaml").read_text())
     assert set(claims.id) == {claim["id"] for claim in spec["claims"]}
-    assert claims.verdict.isin(["reproduced", "partly", "not reproduced", "pending"]).all()
+    assert claims.verdict.isin(VERDICTS).all()
     verdicts = claims.set_index("id").verdict
     exact = verdicts[verdicts.index.str.match(r"[AC]")]
     assert (exact.drop("A3") == "reproduced").all(), exact
