@@ -93,7 +93,9 @@ def test_workflow_builds_the_paper_tables_and_figure(finished_run):
     assert verdicts["A3"] == "partly"  # token 1's row ties: token 3 is the peak of two rows
 
     setup = (finished_run / "results" / "paper" / "generated" / "setup.tex").read_text()
-    assert "400 pairs (train)" in setup and "1,014 pairs (valid)" in setup  # the manifest's
+    assert (
+        r"400 pairs (\texttt{train})" in setup and r"1,014 pairs (\texttt{valid})" in setup
+    )  # the manifest's
 
 
 @pytest.mark.workflow
