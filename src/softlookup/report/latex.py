@@ -11,6 +11,19 @@ import math
 import re
 from collections.abc import Sequence
 
+# the template syntax of paper/sections/ (LaTeX-friendly Jinja delimiters): report.render and
+# report.wording read the same templates with it
+TEMPLATE_SYNTAX = {
+    "block_start_string": r"\BLOCK{",
+    "block_end_string": "}",
+    "variable_start_string": r"\VAR{",
+    "variable_end_string": "}",
+    "comment_start_string": r"\#{",
+    "comment_end_string": "}",
+    "trim_blocks": True,
+    "lstrip_blocks": True,
+}
+
 DIGIT_WORDS = ["Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine"]
 SPECIAL = {
     "\\": r"\textbackslash{}",

@@ -179,14 +179,7 @@ FILTERS = {
 def environment(templates: Path) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates),
-        block_start_string=r"\BLOCK{",
-        block_end_string="}",
-        variable_start_string=r"\VAR{",
-        variable_end_string="}",
-        comment_start_string=r"\#{",
-        comment_end_string="}",
-        trim_blocks=True,
-        lstrip_blocks=True,
+        **latex.TEMPLATE_SYNTAX,
         keep_trailing_newline=True,
         autoescape=True,  # every printed value goes through `finalize`, which escapes LaTeX
         undefined=jinja2.StrictUndefined,

@@ -21,10 +21,10 @@ import pandas as pd
 from ..atomic import atomic_file
 from ..claims.checks.common import format_number
 from ..evaluate.compare import stated_p
+from ..paths import TEMPLATES
 from .facts.claims import check_of, claim_of
-from .latex import words_list
+from .latex import TEMPLATE_SYNTAX, words_list
 
-TEMPLATES = Path(__file__).resolve().parents[3] / "paper" / "sections"
 WORDING = "_wording.tex"
 
 
@@ -50,14 +50,7 @@ FILTERS = {
 def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates),
-        block_start_string=r"\BLOCK{",
-        block_end_string="}",
-        variable_start_string=r"\VAR{",
-        variable_end_string="}",
-        comment_start_string=r"\#{",
-        comment_end_string="}",
-        trim_blocks=True,
-        lstrip_blocks=True,
+        **TEMPLATE_SYNTAX,
         undefined=jinja2.StrictUndefined,
     )
     env.filters.update(FILTERS)

@@ -10,6 +10,7 @@ import math
 import pandas as pd
 
 from ...data.buckets import ALL
+from ...evaluate.compare import SEED_VARIANCE_COLUMNS
 from ...evaluate.paired import ALPHA
 from ..labels import run_family_label
 from ..study import Study
@@ -28,20 +29,7 @@ SD_COLUMNS = [
     "bartlett_p",
     "pooled",
 ]
-READ = [
-    "family",
-    "variant",
-    "test_set",
-    "epoch",
-    "bucket",
-    "metric",
-    "seeds",
-    "seed_sd",
-    "pooled_sd",
-    "pooled_df",
-    "bartlett_p",
-    "pooled",
-]
+READ = [name for name in SEED_VARIANCE_COLUMNS if name != "bartlett_statistic"]
 
 
 def cell_rows(study: Study) -> pd.DataFrame:
