@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from ... import intervals
 from ...config import convergence_references
 from ...data.buckets import ALL
 from ...evaluate.score import FINAL
-from ..labels import corpus_label, versus
+from ..labels import base_labels, corpus_label, variant_label, versus
 from ..study import Study
 from . import claims, tables
 
@@ -182,10 +183,30 @@ def length_curves(study: Study, references: list[Reference]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
-def variant_labels(study: Study) -> dict[str, str]:
-    """Variant -> its human label, for this build's variants (a reference's are the same)."""
+class VariantLabels(dict):
+    """Variant -> its human label: this build's variants, and a variant only a reference trains
+    read from its name ('<base>.<key>-<value>...') and the config's base models."""
+
+    def __init__(self, labels: dict[str, str], bases: dict[str, str]):
+        super().__init__(labels)
+        self.bases = bases
+
+    def __missing__(self, name: str) -> str:
+        base, *points = str(name).split(".")
+        if base not in self.bases:
+            return str(name)
+        sweep = dict(point.split("-", 1) for point in points if "-" in point)
+        return variant_label(self.bases[base], {key: yaml.safe_load(v) for key, v in sweep.items()})
+
+    def get(self, name, default=None):
+        return self[name]
+
+
+def variant_labels(study: Study) -> VariantLabels:
+    """Variant -> its human label (VariantLabels): this build's, then any a reference names."""
     variants = tables.variants(study)
-    return dict(zip(variants["variant"], variants["label"], strict=True)) if len(variants) else {}
+    labels = dict(zip(variants["variant"], variants["label"], strict=True)) if len(variants) else {}
+    return VariantLabels(labels, base_labels(study.config.get("models") or {}))
 
 
 def pair_bleu(comparisons: pd.DataFrame, scores: pd.DataFrame, names: list[str]):
