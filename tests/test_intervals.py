@@ -88,6 +88,15 @@ def test_one_seed_has_no_seed_variance_and_a_normal_interval():
     assert "no seed variance" in row["method"]
 
 
+def test_a_side_without_any_finite_score_leaves_its_comparison_undefined():
+    # a share of a bucket whose shortest-bucket BLEU is 0 for every seed: NaN, not a crash
+    family = {"a": scores([math.nan, math.nan]), "b": scores([0.81, 0.85]), "c": scores([1, 2])}
+    rows, pool = family_rows(family, [("b_vs_a", "a", "b"), ("c_vs_b", "b", "c")], "gru")
+    undefined, defined = rows
+    assert all(math.isnan(undefined[k]) for k in ("delta", "ci_low", "ci_high", "p_value"))
+    assert pool.df == 2 and defined["ci_low"] < defined["delta"] < defined["ci_high"]
+
+
 # ---- coverage: simulated studies from a known truth ------------------------------------------------
 
 MEANS = {"v0": 30.0, "v1": 31.0, "v2": 29.5, "v3": 32.0}  # the variants' true mean scores

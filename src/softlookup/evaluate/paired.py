@@ -206,13 +206,15 @@ def side_stats(side: SeedScores, family: Pool) -> tuple[float, float]:
 def comparison_stats(a: SeedScores, b: SeedScores, family: Pool, paired: bool) -> dict:
     """A comparison row's statistics: delta = B - A of the seed means with its seed and sentence
     components, df, 95% interval and two-sided p, and the per-seed deltas of a paired
-    comparison."""
+    comparison; a side with no finite score (a share of a bucket whose BLEU is 0 for every seed)
+    leaves delta, interval and p undefined (NaN): a recorded result, not an error."""
     mean_a, mean_b = seed_mean(a.observed), seed_mean(b.observed)
     delta = mean_b - mean_a
     seed = seed_component(a, b, family, paired)
     sentence = sentence_variance([(-1.0, a.drawn), (1.0, b.drawn)])
     se, df = combine(seed, sentence)
-    low, high = intervals.interval(delta, se, df)
+    defined = math.isfinite(delta) and math.isfinite(se)
+    low, high = intervals.interval(delta, se, df) if defined else (math.nan, math.nan)
     per_seed = (
         {
             str(s): round(float(db - da), 6)
