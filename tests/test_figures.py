@@ -118,6 +118,33 @@ def test_a_panel_has_at_most_six_series_each_its_own_colour_and_marker(figure):
         assert len(set(looks)) == len(looks), ax.get_title()
 
 
+def test_no_two_tick_labels_of_an_axis_read_alike(figure):
+    # a narrow range labelled to two decimals once printed 0.60, 0.60, 0.61, 0.61
+    for ax in panels(figure):
+        for axis in (ax.xaxis, ax.yaxis):
+            low, high = sorted(axis.get_view_interval())
+            labels = [
+                tick.label1.get_text()
+                for tick in axis.get_major_ticks()
+                if low <= tick.get_loc() <= high and tick.label1.get_visible()
+            ]
+            labels = [label for label in labels if label]
+            assert len(set(labels)) == len(labels), (ax.get_title(), labels)
+
+
+@pytest.mark.parametrize("low, high", [(0.598, 0.6155), (0.5, 0.52), (0.0, 0.93)])
+def test_a_narrow_range_is_labelled_at_ticks_its_rule_prints_as_they_are(low, high):
+    fig, ax = style.plt.subplots(figsize=(style.WIDTH / 2, 2))
+    ax.plot([1, 2, 4, 8], [low, high, low, high])
+    style.number_axis(ax, numbers.share)
+    fig.canvas.draw()
+    shown = [t for t in ax.get_yticks() if low - 0.01 <= t <= high + 0.01]
+    labels = [numbers.share(t) for t in shown]
+    assert len(shown) >= 2 and len(set(labels)) == len(labels)
+    assert all(float(label) == pytest.approx(t) for label, t in zip(labels, shown, strict=True))
+    style.plt.close(fig)
+
+
 def test_every_labelled_x_position_has_data_and_a_panel_two(figure):
     for ax in panels(figure):
         lines = series(ax)

@@ -31,7 +31,8 @@ sentence part counts as known, df inf; without a seed variance df is inf); the 9
 delta +- t(0.975, df) se and `p_value` the two-sided t p-value, both from
 softlookup.intervals, the one t rule every interval of the project reads. `se_a`, `df_a`
 (`se_b`, `df_b`) are each system's own, built the same way (pooled seed variance / n plus its
-seed mean's sentence variance). `method` names the seed rule the row took.
+seed mean's sentence variance). `family` names the family whose seeds were pooled (two families
+joined by ' + ' for a pair across them), `method` the seed rule the row took.
 
 `seed_deltas` holds each seed's own B - A on the whole set as a JSON object {"<seed>": delta}
 (paired comparisons, both systems trained with the same seeds; "{}" otherwise):
@@ -93,6 +94,7 @@ COLUMNS = [
     "seed_deltas",
     "seeds",
     "n_sentences",
+    "family",
     "method",
 ]
 # The promise of the rows' 95% intervals, kept by tests/test_intervals.py and stated by the
@@ -342,6 +344,7 @@ def compare_family(
                     "system_a": a,
                     "system_b": b,
                     "n_sentences": len(test.groups[bucket]),
+                    "family": family,
                     "method": row["method"] + sentence_method(resamples, bucket, metric, shortest),
                 }
             )

@@ -180,6 +180,7 @@ def probe_method(probe: str) -> str:
 
 
 CORPORA = {"multi30k": "Multi30k", "europarl": "Europarl", "wmt": "WMT"}  # name prefix -> label
+CORPUS_CITATIONS = {"multi30k": "elliott2016,elliott2017", "europarl": "koehn2005"}  # refs.bib
 
 
 def corpus_label(name: str) -> str:
@@ -189,6 +190,11 @@ def corpus_label(name: str) -> str:
             rest = str(name)[len(prefix) :].strip("-_")
             return f"{label} {rest}" if rest else label
     return str(name)
+
+
+def corpus_citation(name: str) -> str:
+    """The refs.bib keys of the corpus's own papers ('' for a corpus without an entry)."""
+    return next((keys for prefix, keys in CORPUS_CITATIONS.items() if name.startswith(prefix)), "")
 
 
 def versus(b: str, a: str) -> str:

@@ -9,6 +9,7 @@ import pandas as pd
 
 from ...claims.checks import ALPHA
 from ...config import convergence_references
+from ..labels import corpus_label
 from ..study import Study
 from . import claims, convergence, front, tables, training
 
@@ -60,20 +61,18 @@ def probes(study: Study) -> dict:
 
 
 def discussion(study: Study) -> dict:
-    """What held, what did not and why, what is still pending: the ledger's claims by verdict,
-    with the checks that failed, how far training went and what training to convergence did."""
+    """What held, what did not (partly, not reproduced or inconclusive, by id) and why, what is
+    still pending: the ledger's claims by verdict."""
     found = claims.claims(study)
-    runs = tables.runs(study)
+    not_held = ("partly", "not reproduced", "inconclusive")
     return {
         "total": len(found),
         "held": found.with_verdict("reproduced"),
-        "partly": found.with_verdict("partly"),
-        "failed": found.with_verdict("not reproduced"),
+        "not_held": sorted(
+            (c for verdict in not_held for c in found.with_verdict(verdict)), key=lambda c: c.id
+        ),
         "pending": found.with_verdict("pending"),
         "trained": claims.headline(found),
-        "still_improving": len(training.still_improving(study)),
-        "at_convergence": converged_verdicts(study),
-        "runs": len(runs),
         "surprises": surprises(study),
     }
 
@@ -117,8 +116,10 @@ def threats(study: Study) -> dict:
         "runs": len(runs),
         "max_epochs": epochs.max() if len(epochs) else None,
         "seeds": runs["seed"].nunique() if len(runs) else 0,
-        "corpora": [data.get("corpus", "one corpus")]
-        + [extra.get("corpus", name) for name, extra in data.get("extra", {}).items()],
+        "corpora": [corpus_label(data.get("corpus", "one corpus"))]
+        + [
+            corpus_label(extra.get("corpus", name)) for name, extra in data.get("extra", {}).items()
+        ],
         "cpu": env.get("device", "cpu") == "cpu",
         "measured_elsewhere": bool(study.config.get("bench", {}).get("measured")),
         "failed_runs": training.training(study)["failed"],

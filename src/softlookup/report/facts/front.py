@@ -4,7 +4,7 @@ the data manifest, the models and their training settings, the hardware."""
 from __future__ import annotations
 
 from ...evaluate.compare import COVERAGE
-from ..labels import base_labels
+from ..labels import base_labels, corpus_citation, corpus_label
 from ..study import Study
 from . import claims, convergence, cost, results, tables
 
@@ -145,7 +145,8 @@ def setup(study: Study) -> dict:
     longest = runs["epochs"].max() if "epochs" in runs else train.get("epochs")
     join = data.get("join") or {}
     return {
-        "corpus": data.get("corpus", "parallel"),
+        "corpus": corpus_label(data.get("corpus", "parallel")),
+        "corpus_cite": corpus_citation(data.get("corpus", "")),
         "source": manifest.get("source", data.get("src", "")),
         "target": manifest.get("target", data.get("tgt", "")),
         "splits": [{"name": n, "pairs": info.get("pairs", 0)} for n, info in splits.items()],

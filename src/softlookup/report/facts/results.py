@@ -112,12 +112,18 @@ def length_effect(study: Study) -> dict | None:
 def share_intervals(study: Study, test_set: str, last: str) -> dict[str, dict]:
     """{variant: {value, ci_low, ci_high}}: each system's own share of its shortest-bucket BLEU
     kept on bucket `last` (mean over seeds, seed-aware t interval), from the bleu_share rows of
-    every comparison on `test_set` that names it (comparisons.csv's mean, se and df of a side)."""
+    every comparison on `test_set` that names it (comparisons.csv's mean, se and df of a side),
+    a comparison within the system's own family before one across families (whose seed variance
+    is pooled over both)."""
     rows = tables.comparisons(study, bucket=last, metric="bleu_share")
     if rows.empty or "test_set" not in rows:
         return {}
+    rows = rows[rows["test_set"] == test_set]
+    if "family" in rows:
+        across = rows["family"].astype(str).str.contains(" + ", regex=False)
+        rows = pd.concat([rows[across], rows[~across]])  # own-family rows read last, so they win
     found = {}
-    for row in rows[rows["test_set"] == test_set].to_dict("records"):
+    for row in rows.to_dict("records"):
         for side in ("a", "b"):
             value, se, df = row[f"mean_{side}"], row[f"se_{side}"], row[f"df_{side}"]
             low, high = (
@@ -271,7 +277,10 @@ def padding(study: Study) -> dict:
     """The analysed runs' padding mass: how many give padding keys no weight at all, and the
     runs (labels with seeds) where it is not zero."""
     runs = tables.runs(study)
-    labels = dict(zip(runs["run"], runs["label"], strict=True))
+    labels = {
+        run: f"{label}, seed {seed}"
+        for run, label, seed in zip(runs["run"], runs["label"], runs["seed"], strict=True)
+    }
     masses = {
         run: tables.attention_value(study, run, "padding_mass_mean")
         for run in sorted(study.attention)

@@ -180,9 +180,40 @@ def value_axis(ax, values, formatter) -> None:
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: formatter(v)))
 
 
+class ShownTicks(matplotlib.ticker.MaxNLocator):
+    """Ticks that a report.numbers rule prints as they are: as many as the axis fits, fewer where
+    two labels would be alike or a label would not be its tick's value (0.605 shown as '0.60')."""
+
+    def __init__(self, formatter):
+        super().__init__(nbins="auto", steps=[1, 2, 2.5, 5, 10])
+        self.formatter = formatter
+
+    def shown(self, ticks) -> bool:
+        labels = [self.formatter(t) for t in ticks]
+        try:
+            exact = all(
+                abs(float(label) - t) < 1e-9 for label, t in zip(labels, ticks, strict=True)
+            )
+        except ValueError:  # a rule that prints more than a number: labels need only differ
+            exact = True
+        return exact and len(set(labels)) == len(labels)
+
+    def tick_values(self, vmin, vmax):
+        self.set_params(nbins="auto")
+        ticks = super().tick_values(vmin, vmax)
+        for bins in range(min(len(ticks), 9), 1, -1):
+            if self.shown(ticks):
+                return ticks
+            self.set_params(nbins=bins)
+            ticks = super().tick_values(vmin, vmax)
+        return ticks
+
+
 def number_axis(ax, formatter, axis: str = "y") -> None:
-    """Tick labels by a report.numbers rule (one rule per kind of number)."""
+    """Tick labels by a report.numbers rule (one rule per kind of number), at ticks it prints."""
     target = ax.yaxis if axis == "y" else ax.xaxis
+    if target.get_scale() == "linear":
+        target.set_major_locator(ShownTicks(formatter))
     target.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: formatter(v)))
 
 
