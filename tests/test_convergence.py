@@ -215,9 +215,14 @@ def test_a_reference_folder_missing_a_table_is_named(tmp_path):
         convergence.read_reference(tmp_path / "half")
 
 
+def legended(paths: pd.DataFrame) -> pd.DataFrame:
+    """Paths with a legend entry per line (convergence.legend_paths words them for a reader)."""
+    return paths.assign(series=paths.comparison + " in " + paths.study)
+
+
 def test_the_figure_draws_one_panel_per_claim(reference, tmp_path):
     here = pd.DataFrame(comparison_rows("d3_dk128", {"final": 12.0}))
-    fig = figure.draw(convergence.effect_paths(here, [reference], EFFECTS))
+    fig = figure.draw(legended(convergence.effect_paths(here, [reference], EFFECTS)))
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == ["D3"]  # D1: no rows in either study
     assert [tick.get_text() for tick in visible[0].get_xticklabels()] == ["1", "2", "4", "final"]
@@ -230,9 +235,11 @@ def test_once_a_reference_trains_a_claim_the_figure_leaves_out_the_lone_points(r
     )
     paths = convergence.effect_paths(here, [reference], EFFECTS)
     assert set(paths.claim) == {"D1", "D3"}
-    assert [ax.get_title() for ax in figure.draw(paths).axes if ax.get_visible()] == ["D3"]
+    assert [ax.get_title() for ax in figure.draw(legended(paths)).axes if ax.get_visible()] == [
+        "D3"
+    ]
     alone = convergence.effect_paths(here, [], EFFECTS)  # no reference: one point a claim
-    (note,) = [t.get_text() for ax in figure.draw(alone).axes for t in ax.texts]
+    (note,) = [t.get_text() for ax in figure.draw(legended(alone)).axes for t in ax.texts]
     assert note.startswith("no effect to draw")  # a lone point is in the tables, not a panel
 
 
@@ -287,7 +294,7 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
         .render(**common(study, [], []), **convergence.paths_appendix(study))
     )
     assert r"\label{app:paths}" in appendix and "this build & 2 & +12.00" in appendix
-    assert r"\texttt{abcdef1} & -- & 2 (2) & 4 & 10, 2 & 1 & 1, 2, final\\" in details
+    assert r"\texttt{abcdef1} & 2 (2) & 4 & 10, 2 & 1 & 1, 2, final\\" in details
     assert "no run in them was still improving by more than 1\\% of its validation loss" in text
     from softlookup.report.facts import back, front
 

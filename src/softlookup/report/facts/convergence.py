@@ -27,7 +27,7 @@ from ... import intervals
 from ...config import convergence_references
 from ...data.buckets import ALL
 from ...evaluate.score import FINAL
-from ..labels import base_labels, corpus_label, variant_label, versus
+from ..labels import base_labels, corpus_label, own_parts, variant_label, versus
 from ..study import Study
 from . import claims, tables
 
@@ -73,15 +73,27 @@ class Reference:
     def label(self) -> str:
         """The reference as a reader names it: 'Multi30k de-en, heads, seeds 3-5' (the part is
         the folder's first word after 'converged_')."""
+        return ", ".join(item for item in self.label_parts() if item)
+
+    def label_parts(self) -> tuple[str, str, str]:
+        """(corpus, part, seeds): ('Multi30k de-en', 'heads', 'seeds 3--5')."""
         config = self.provenance.get("config", {})
         part = self.name.removeprefix("converged_").split("_")[0]
         seeds = sorted(int(seed) for seed in config.get("seeds") or [])
-        shown = [corpus_label(config.get("data", {}).get("corpus", "")), part]
-        if seeds:
-            shown.append(
-                f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}--{seeds[-1]}"
-            )
-        return ", ".join(item for item in shown if item)
+        shown = (
+            ""
+            if not seeds
+            else f"seed {seeds[0]}"
+            if len(seeds) == 1
+            else f"seeds {seeds[0]}--{seeds[-1]}"
+        )
+        return corpus_label(config.get("data", {}).get("corpus", "")), part, shown
+
+    def short_label(self, corpus: str) -> str:
+        """The label where the reader knows the build's corpus: that corpus left out ('heads,
+        seeds 3--5'), another named instead of the part ('Europarl it-en, seeds 1--2')."""
+        own, part, seeds = self.label_parts()
+        return ", ".join(item for item in ([part] if own == corpus else [own]) + [seeds] if item)
 
 
 def read_reference(folder: Path) -> Reference:
@@ -340,6 +352,41 @@ def paths_appendix(study: Study) -> dict:
             for row in study_paths(study, committed_references(study)).to_dict("records")
         ],
     }
+
+
+def legend_paths(study: Study) -> pd.DataFrame:
+    """study_paths with each line's legend entry (`series`): the comparison as short_label gives
+    it and the build or reference as a reader names it (a bucket is the panel's to name)."""
+    references = committed_references(study)
+    paths = study_paths(study, references)
+    corpus = corpus_label((study.config.get("data") or {}).get("corpus", ""))
+    where = {ref.name: ref.short_label(corpus).replace("--", "\u2013") for ref in references}
+    what = {name: short_label(study, name) for name in paths.comparison.unique()}
+    return paths.assign(
+        series=[
+            f"{what[c]} ({where.get(s, s)})"
+            for c, s in zip(paths.comparison, paths.study, strict=True)
+        ]
+    )
+
+
+def short_label(study: Study, name: str) -> str:
+    """A configured comparison in a legend's few words: what each side adds to what the two
+    share, and any setting both share beyond their base model ('8 heads vs 1 head', 'base model
+    vs unscaled at $d_k = 128$', 'additive vs no attention')."""
+    pair = (study.config.get("comparisons") or {}).get(name) or {}
+    if not pair:
+        return name.replace("_", " ")
+    labels = variant_labels(study)
+    b, a = str(labels.get(pair["b"], pair["b"])), str(labels.get(pair["a"], pair["a"]))
+    shared, own = own_parts([b, a])
+    base = max(
+        (str(label) for label in labels.bases.values() if shared.startswith(str(label))),
+        key=len,
+        default=shared,  # the two sides differ in their base model: nothing shared beyond it
+    )
+    extra = shared[len(base) :].lstrip(", ")
+    return versus(own[b], own[a]) + (f" at {extra}" if extra else "")
 
 
 def comparison_label(study: Study, name: str) -> str:

@@ -11,20 +11,15 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...data.buckets import ALL
 from .. import numbers
-from ..facts.convergence import STUDY, committed_references, point_order, study_paths
+from ..facts.convergence import STUDY, legend_paths, point_order
 from ..study import Study
 from . import cli, style
 
 METRIC_LABELS = {"bleu": "B - A (BLEU)", "chrf": "B - A (chrF)", "bleu_share": "B - A (share kept)"}
 METRIC_NUMBERS = {"bleu": numbers.bleu, "chrf": numbers.bleu, "bleu_share": numbers.share}
 PER_ROW = 2  # panels side by side: room for each panel's legend
-
-
-def effect_label(row) -> str:
-    """`d3_scaled_vs_unscaled_dk128` -> `scaled vs unscaled dk128` (and its bucket if not all)."""
-    name = row.comparison.split("_", 1)[-1].replace("_", " ")
-    return name if row.bucket == "all" else f"{name}, {row.bucket} words"
 
 
 def drawn_claims(paths: pd.DataFrame) -> list[str]:
@@ -45,8 +40,7 @@ def draw(paths: pd.DataFrame):
     )
     for part, claim in zip(parts, claims, strict=False):  # a spare part stays empty
         ax = part.subplots()
-        rows = paths[paths.claim == claim].assign(effect=lambda t: t.apply(effect_label, axis=1))
-        rows = rows.assign(series=rows.effect + " (" + rows.study + ")")
+        rows = paths[paths.claim == claim]
         styles = style.series_styles(rows.series)
         names, order = sorted(styles), point_order(rows.epoch)  # this claim's budget points
         for name, line in rows.groupby("series"):
@@ -64,8 +58,10 @@ def draw(paths: pd.DataFrame):
         ax.axhline(0, **style.REFERENCE_LINE)
         style.categories(ax, order)
         metric = rows.metric.iloc[0]
+        buckets = set(rows.bucket) - {ALL}
+        title = f"{claim}, {buckets.pop()} words" if len(buckets) == 1 else claim
         ax.set(
-            title=claim, xlabel="training budget (epochs)", ylabel=METRIC_LABELS.get(metric, metric)
+            title=title, xlabel="training budget (epochs)", ylabel=METRIC_LABELS.get(metric, metric)
         )
         style.number_axis(ax, METRIC_NUMBERS.get(metric, numbers.bleu))
         style.legend_below(part, ax)
@@ -74,7 +70,7 @@ def draw(paths: pd.DataFrame):
 
 def convergence_figure(study: Study):
     """The paths of this build and of the committed references, as the facts give them."""
-    return draw(study_paths(study, committed_references(study)))
+    return draw(legend_paths(study))
 
 
 def main(argv: list[str] | None = None) -> None:
