@@ -38,14 +38,14 @@ def probe_curves(study: Study, probe: str, quantity: str, x: str) -> pd.DataFram
 
 def probes(study: Study) -> dict:
     """Per claim group of the probes: its claims, the verdict counts, and the claims the text
-    names (every statistical one; the others only when not reproduced), less those whose
-    sentence stands in another section (`elsewhere`: claim id -> its section's label)."""
+    names (those not reproduced: Table 1 gives every claim's result), less those whose sentence
+    stands in another section (`elsewhere`: claim id -> its section's label)."""
     found = claims.claims(study)
     groups = []
     for group, name, label in PROBE_GROUPS:
         members = [c for c in found.values() if c.id.startswith(group)]
         counts = pd.Series([c.verdict for c in members], dtype=str).value_counts().to_dict()
-        named = members if group == "B" else [c for c in members if c.verdict != "reproduced"]
+        named = [c for c in members if c.verdict != "reproduced"]
         elsewhere = {c.id: JUDGED_ELSEWHERE[c.id] for c in named if c.id in JUDGED_ELSEWHERE}
         groups.append(
             {
