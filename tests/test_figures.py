@@ -145,13 +145,16 @@ def test_a_narrow_range_is_labelled_at_ticks_its_rule_prints_as_they_are(low, hi
     style.plt.close(fig)
 
 
-def test_the_effect_paths_legend_names_comparisons_and_references_for_a_reader(study):
+def test_effect_paths_and_length_curves_name_comparisons_and_references_for_a_reader(study):
     fig = convergence.convergence_figure(study)
     entries = [t.get_text() for legend in fig.legends for t in legend.get_texts()] + [
         t.get_text() for sub in fig.subfigs for legend in sub.legends for t in legend.get_texts()
     ]
     assert "8 heads vs 1 head (heads, seeds 3\u20135)" in entries  # the build's corpus unsaid
     assert "additive vs no attention (Europarl it-en, seeds 1\u20132)" in entries
+    titles = [ax.get_title() for ax in length_curves.length_curves_figure(study).axes]
+    assert "Europarl it-en, seeds 1\u20132\ntest_europarl" in titles
+    entries += [title.split("\n")[0] for title in titles]
     words = [re.sub(r"\$[^$]*\$", "", entry) for entry in entries]  # mathtext may hold d_k
     assert not [w for w in words if "_" in w or "--" in w or "converged" in w]
 

@@ -160,8 +160,8 @@ def length_curves(study: Study, references: list[Reference]) -> pd.DataFrame:
     """Claim D1's length curves in every study, as Bahdanau et al.'s Figure 2: BLEU per
     source-length bucket of the two systems its effect compares (the fixed vector and
     attention), final models, seeds pooled, on the test set of that comparison (joined captions
-    here, natural sentences in a Europarl reference). Columns: study, test_set, variant, label,
-    bucket, value, ci_low, ci_high, seeds."""
+    here, natural sentences in a Europarl reference). Columns: study, study_label (as
+    figure_names gives it), test_set, variant, label, bucket, value, ci_low, ci_high, seeds."""
     effects = ((study.config.get("convergence") or {}).get("effects") or {}).get(LENGTH_CLAIM)
     labels = variant_labels(study)
     studies = [
@@ -169,6 +169,7 @@ def length_curves(study: Study, references: list[Reference]) -> pd.DataFrame:
         *((ref.name, ref.comparisons, ref.scores) for ref in references),
     ]
     named = [effect["comparison"] for effect in effects or []]
+    names = figure_names(study, references)
     parts = []
     for name, comparisons, scores in studies:
         pair, rows = pair_bleu(comparisons, scores, named)
@@ -178,11 +179,15 @@ def length_curves(study: Study, references: list[Reference]) -> pd.DataFrame:
         curve = tables.pooled(rows, ["variant", "bucket"])
         parts.append(
             curve.assign(
-                study=name, test_set=pair.test_set, label=[labels.get(v, v) for v in curve.variant]
+                study=name,
+                study_label=names[name],
+                test_set=pair.test_set,
+                label=[labels.get(v, v) for v in curve.variant],
             )
         )
     columns = [
         "study",
+        "study_label",
         "test_set",
         "variant",
         "label",
@@ -359,8 +364,7 @@ def legend_paths(study: Study) -> pd.DataFrame:
     it and the build or reference as a reader names it (a bucket is the panel's to name)."""
     references = committed_references(study)
     paths = study_paths(study, references)
-    corpus = corpus_label((study.config.get("data") or {}).get("corpus", ""))
-    where = {ref.name: ref.short_label(corpus).replace("--", "\u2013") for ref in references}
+    where = figure_names(study, references)
     what = {name: short_label(study, name) for name in paths.comparison.unique()}
     return paths.assign(
         series=[
@@ -368,6 +372,16 @@ def legend_paths(study: Study) -> pd.DataFrame:
             for c, s in zip(paths.comparison, paths.study, strict=True)
         ]
     )
+
+
+def figure_names(study: Study, references: list[Reference]) -> dict[str, str]:
+    """Study name -> how a figure names it: this build, and each reference by its short label
+    (plain text: an en dash, not LaTeX's '--')."""
+    corpus = corpus_label((study.config.get("data") or {}).get("corpus", ""))
+    return {
+        STUDY: STUDY,
+        **{ref.name: ref.short_label(corpus).replace("--", "\u2013") for ref in references},
+    }
 
 
 def short_label(study: Study, name: str) -> str:

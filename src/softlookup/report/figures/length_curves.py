@@ -18,6 +18,7 @@ from .scores import bucket_panel
 def length_curves_figure(study: Study):
     curves = convergence.length_curves(study, convergence.committed_references(study))
     panels = list(dict.fromkeys(zip(curves.study, curves.test_set, strict=True)))
+    names = dict(zip(curves.study, curves.study_label, strict=True))
     fig, axes = style.subplots(max(len(panels), 1), height=2.4, sharey=True)
     if not panels:
         style.note(axes[0], "no length curve: claim D1's comparison was not scored")
@@ -25,7 +26,7 @@ def length_curves_figure(study: Study):
     styles = style.series_styles(curves.label)
     for ax, (name, test_set) in zip(axes, panels, strict=True):
         bucket_panel(ax, curves[(curves.study == name) & (curves.test_set == test_set)], styles)
-        ax.set_title(f"{name}: {test_set}")
+        ax.set_title(f"{names[name]}\n{test_set}")
     axes[0].set_ylabel("BLEU (%)")
     style.legend_below(fig, axes[0], ncol=len(styles))
     return fig
