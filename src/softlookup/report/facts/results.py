@@ -87,23 +87,24 @@ def length_effect(study: Study) -> dict | None:
     if rows.empty:
         return None
 
+    own = share_intervals(study, longest, last)  # each system's share from its own family
+
     def share(row, side: str) -> dict:
-        spread = intervals.critical(row[f"df_{side}"]) * row[f"se_{side}"]
-        value = row[f"mean_{side}"]
-        return {
-            "label": row[f"label_{side}"],
-            "value": value,
-            "ci_low": value - spread,
-            "ci_high": value + spread,
-        }
+        return {"label": row[f"label_{side}"], **own[row[f"system_{side}"]]}
 
     compared = records(rows.sort_values("mean_b", ascending=False))
+    by_gap = sorted(compared, key=lambda row: row["delta"])
     return {
         "test_set": longest,
         "first": buckets(table[table["test_set"] == longest]["bucket"])[0],
         "last": last,
         "fixed": share(compared[0], "a"),
         "attention": [{**share(row, "b"), "gap": row} for row in compared],
+        "gaps": {
+            "low": by_gap[0],
+            "high": by_gap[-1],
+            "p_max": max(row["p_value"] for row in compared),
+        },
         "published_words": PUBLISHED_WORDS,
         "reaches_published": bucket_start(last) >= PUBLISHED_WORDS,
     }
