@@ -157,8 +157,9 @@ def backend_label(backend: str) -> str:
 
 
 def device_label(device: str, name: str = "") -> str:
-    """'cuda', 'NVIDIA H200' -> 'GPU (NVIDIA H200)'."""
-    kind = DEVICES.get(device, device)
+    """'cuda', 'NVIDIA H200' -> 'GPU (NVIDIA H200)'; a name's own parenthesis left out (the
+    setup gives it whole): 'AMD EPYC (family 23 model 1, AVX2 kernels)' -> 'CPU (AMD EPYC)'."""
+    kind, name = DEVICES.get(device, device), name.split(" (")[0]
     return f"{kind} ({name})" if name and name != kind else kind
 
 

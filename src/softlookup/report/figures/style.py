@@ -175,6 +175,8 @@ def value_axis(ax, values, formatter) -> None:
     if values and max(values) / min(values) > 10:
         ax.set_yscale("log")
         ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        if max(values) / min(values) < 100:  # under two decades: label 1, 2 and 5 of each
+            ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
     else:
         ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(4, min_n_ticks=3))
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: formatter(v)))
