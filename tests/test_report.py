@@ -730,6 +730,10 @@ def test_latex_helpers():
     assert latex.interval(21.04, 20, 22.5) == "21.0 [20.0, 22.5]"
     assert latex.interval(1.5, 0.6, 2.4, 2, sign=True) == "+1.50 [+0.60, +2.40]"
     assert latex.number(float("nan")) == "--"
+    # a bound that rounds to zero has no sign: [-0.00, 0.01] read as if below zero
+    assert latex.interval(0.005, -0.004, 0.012, 2) == "0.01 [0.00, 0.01]"
+    assert latex.number(-0.004, 2, sign=True) == "0.00" and latex.number(-1234.5) == "-1,234.5"
+    assert render.figure(-0.0004, ".2f") == "0.00" and render.figure(-1.5e-7) != "0"
     assert "not measured" not in latex.escape("x: not measured in this configuration")
     assert latex.small(0) == "0" and latex.small(1.2e-6) == r"\ensuremath{1.2\times10^{-6}}"
 

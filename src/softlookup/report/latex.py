@@ -11,6 +11,8 @@ import math
 import re
 from collections.abc import Sequence
 
+from ..claims.checks.common import unsigned_zero
+
 # the template syntax of paper/sections/ (LaTeX-friendly Jinja delimiters): report.render and
 # report.wording read the same templates with it
 TEMPLATE_SYNTAX = {
@@ -103,7 +105,7 @@ def number(value: float, digits: int = 1, sign: bool = False) -> Tex:
     with its sign when `sign` (+1.50); an unknown one reads '--'."""
     if missing(value):
         return Tex("--")
-    return Tex(f"{float(value):{'+' if sign else ''},.{digits}f}")
+    return Tex(unsigned_zero(f"{float(value):{'+' if sign else ''},.{digits}f}"))
 
 
 def small(value: float) -> Tex:

@@ -218,7 +218,16 @@ def format_number(value: float | None, fmt: str) -> str:
         return ""
     if math.isinf(value) or math.isnan(value):
         return str(value)
-    return format(value, fmt)
+    return unsigned_zero(format(value, fmt))
+
+
+def unsigned_zero(text: str) -> str:
+    """A formatted number that rounds to zero without a minus sign: '-0.00' -> '0.00'."""
+    try:
+        zero = float(text.replace(",", "")) == 0
+    except ValueError:
+        return text
+    return text[1:] if zero and text.startswith("-") else text
 
 
 def allowed_deviation(check) -> float:
