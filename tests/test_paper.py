@@ -66,9 +66,25 @@ def unreferenced_floats(aux: str, sources: list[str]) -> list[str]:
     return [label for label in labels if f"\\ref{{{label}}}" not in text]
 
 
+OVERFULL = re.compile(r"Overfull \\hbox \(([\d.]+)pt too wide\)")
+MARGIN_PT = 3.0  # what a reader cannot see past the margin
+
+
+def overfull_boxes(log: str) -> list[float]:
+    """How far (pt) each line or table that LaTeX's log reports as overfull runs past the
+    margin, beyond MARGIN_PT."""
+    return [float(width) for width in OVERFULL.findall(log) if float(width) > MARGIN_PT]
+
+
+# the committed references' folders a figure or text might print ('converged_heads_seeds'); a
+# name without '_' ('long', 'test') is a word a sentence may hold
+REFERENCES = Path(__file__).resolve().parents[1] / "results" / "reference"
+
+
 def assert_no_identifiers_and_every_float_cited(workdir: Path, text: str) -> None:
     results = workdir / "results"
     identifiers = [p.name for p in (results / "runs").glob("*") if p.is_dir()]
+    identifiers += [p.name for p in REFERENCES.glob("*_*") if p.is_dir()]
     comparisons = results / "tables" / "comparisons.csv"
     if comparisons.exists():
         identifiers += sorted(set(pd.read_csv(comparisons)["comparison"].astype(str)))
@@ -80,6 +96,9 @@ def assert_no_identifiers_and_every_float_cited(workdir: Path, text: str) -> Non
         ]
         missing = unreferenced_floats(aux.read_text(), generated)
         assert not missing, f"floats never referenced in the text: {missing}"
+        log = aux.with_suffix(".log")
+        wide = overfull_boxes(log.read_text(errors="replace")) if log.exists() else []
+        assert not wide, f"{log}: lines or tables past the margin by {wide} pt"
 
 
 def assert_paper_is_complete(workdir: Path) -> None:
@@ -158,3 +177,9 @@ def test_a_float_never_referenced_is_caught():
     aux = r"\newlabel{fig:probes}{{1}{2}}\newlabel{tab:headline}{{1}{3}}\newlabel{sec:x}{{2}{3}}"
     assert unreferenced_floats(aux, [r"see Table~\ref{tab:headline}"]) == ["fig:probes"]
     assert unreferenced_floats(aux, [r"\ref{tab:headline} and \ref{fig:probes}"]) == []
+
+
+def test_a_table_past_the_margin_is_caught():
+    log = "Overfull \\hbox (17.32297pt too wide) in paragraph at lines 10--26\n"
+    log += "Overfull \\hbox (0.90417pt too wide) in paragraph at lines 9--9\n"
+    assert overfull_boxes(log) == [17.32297]
