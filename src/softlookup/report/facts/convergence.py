@@ -349,12 +349,19 @@ def committed_references(study: Study) -> list[Reference]:
 
 
 def paths_appendix(study: Study) -> dict:
-    """The appendix's table: every D effect with its interval, per study and budget point."""
+    """The appendix's table: every D effect with its interval, per study (this build, or a
+    reference by its label) and budget point."""
+    references = committed_references(study)
+    where = {STUDY: STUDY, **{ref.name: ref.label for ref in references}}
     return {
         "enabled": bool(study.config.get("convergence")),
         "paths": [
-            {**row, "what": comparison_label(study, row["comparison"])}
-            for row in study_paths(study, committed_references(study)).to_dict("records")
+            {
+                **row,
+                "what": comparison_label(study, row["comparison"]),
+                "where": where.get(row["study"], row["study"]),
+            }
+            for row in study_paths(study, references).to_dict("records")
         ],
     }
 
