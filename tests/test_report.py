@@ -1147,7 +1147,7 @@ def test_gpu_rows_measured_elsewhere_name_their_source(tmp_path):
     ).to_csv(results / "bench" / "train_step_lengths_cpu.csv", index=False)
     config = {**CONFIG, "bench": {"devices": ["cpu"], "measured": ["benchmarks/gpu/NVIDIA_H200"]}}
     files = generate(results, config=config)
-    assert "The GPU kernel rows come from one run of" in files["threats"]
+    assert "the GPU kernel rows from one run outside this build" in files["threats"]
     assert (
         "The GPU rows come from outside this build: \\texttt{scripts/gpu\\_check.sh} measured"
         " them on NVIDIA H200 (torch 2.11.0, Triton 3.6.0) at commit \\texttt{c698d93}"
