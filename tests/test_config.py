@@ -26,6 +26,7 @@ from softlookup.config import (
     ConfigError,
     all_variants,
     check,
+    convergence_references,
     drop_removed,
     ladder_points,
     load_schema,
@@ -651,6 +652,15 @@ def test_the_long_study_passes_and_trains_only_claim_d1s_grus():
     assert set(config["data"]["splits"]) == {"train", "valid", "test_europarl"}
     assert set(config["convergence"]["effects"]) == {"D1"}
     assert config["seeds"] == [1, 2] and ladder_points(config["train"]) == [2, 4]
+
+
+@pytest.mark.parametrize("study", ["long.yaml", "converged.yaml"])
+def test_a_study_that_drops_the_references_drops_their_seed_parts(study):
+    config = merged(study)
+    assert convergence_references(config) == []
+    config["convergence"]["seed_parts"] = merged()["convergence"]["seed_parts"]  # left behind
+    with pytest.raises(ConfigError, match="convergence.seed_parts: .* not in convergence.ref"):
+        convergence_references(config)  # read when the workflow is parsed, before any job
 
 
 @pytest.mark.parametrize(

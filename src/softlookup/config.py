@@ -300,11 +300,22 @@ def prepared_splits(config: dict) -> list[str]:
 
 def convergence_references(config: dict) -> list[Path]:
     """The committed reference folders of `convergence.references`, relative to the checkout
-    (a `make paper RUN=...` build works in runs/<name>/, where results/ is its own)."""
-    folders = [ROOT / folder for folder in (config.get("convergence") or {}).get("references", [])]
+    (a `make paper RUN=...` build works in runs/<name>/, where results/ is its own). Read when
+    the workflow is parsed, so a folder without a build, or a `seed_parts` group naming a folder
+    the references leave out, stops the run before any job."""
+    convergence = config.get("convergence") or {}
+    named = convergence.get("references") or []
+    folders = [ROOT / folder for folder in named]
     missing = [str(folder) for folder in folders if not (folder / "claims.csv").is_file()]
     if missing:
         raise ConfigError(f"convergence.references: no reference build (claims.csv) in {missing}")
+    for group in convergence.get("seed_parts") or []:
+        absent = [folder for folder in group if folder not in named]
+        if absent:
+            raise ConfigError(
+                f"convergence.seed_parts: {absent} not in convergence.references (a config that"
+                " drops references drops their seed_parts too: seed_parts: [])"
+            )
     return folders
 
 

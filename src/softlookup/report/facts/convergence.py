@@ -590,14 +590,12 @@ def seeds_together(parts: list[Reference], comparison: str) -> dict | None:
 
 def seed_parts(study: Study, references: list[Reference]) -> list[dict]:
     """Per claim of `convergence.effects` whose study `convergence.seed_parts` names in parts:
-    its effects over all the parts' seeds (seeds_together), labelled for a reader."""
+    its effects over all the parts' seeds (seeds_together), labelled for a reader (every part is
+    among the references: config.convergence_references checks it)."""
     config = study.config.get("convergence") or {}
     by_folder = {ref.name: ref for ref in references}
     found = []
     for group in config.get("seed_parts") or []:
-        absent = [folder for folder in group if Path(folder).name not in by_folder]
-        if absent:
-            raise ValueError(f"convergence.seed_parts: {absent} not in convergence.references")
         parts = [by_folder[Path(folder).name] for folder in group]
         for claim, effects in (config.get("effects") or {}).items():
             for effect in effects:
