@@ -282,6 +282,18 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
     )
     assert r"moves from \emph{reproduced} to \emph{partly}" in text
     assert "(1 of 2 " in text and r"Appendix~\ref{app:convergence}" in text
+    floor = tmp_path / "converged_scale" / "claims.csv"  # the same claim undecided at a floor
+    as_it_was = floor.read_text()
+    claims = pd.read_csv(floor, dtype=str, keep_default_na=False)
+    claims.loc[claims.id == "D3", ["verdict", "reason"]] = ["inconclusive", "floor"]
+    claims.to_csv(floor, index=False)
+    at_floor = (
+        render.environment(ROOT / "paper" / "sections")
+        .get_template("convergence.tex")
+        .render(**common(study, [], []), **convergence.section(study))
+    )
+    assert "(a model it compares is under the BLEU floor)" in at_floor and "of 2 " not in at_floor
+    floor.write_text(as_it_was)
     details = (
         render.environment(ROOT / "paper" / "sections")
         .get_template("convergence_details.tex")
