@@ -224,13 +224,20 @@ def test_the_seed_variance_figure_draws_each_familys_seed_sds_and_pooled_sd(stud
     drawn = pooling.panels(study)
     fig = seed_variance.seed_variance_figure(study)
     axes = panels(fig)
-    assert len(axes) == len(drawn) == 4  # GRU and Transformer, each on two test sets
+    # GRU and Transformer, each on two test sets, and the two pairs of families compared on
+    # test_long (the fixed-vector GRU against each Transformer)
+    assert len(axes) == len(drawn) == 6
     for ax, panel in zip(axes, drawn, strict=True):
         (points,) = series(ax)  # the variants' SDs: one series
         assert list(points.get_ydata()) == [row["seed_sd"] for row in panel["rows"]]
         (pooled,) = [line for line in ax.get_lines() if line not in series(ax)]
         assert set(pooled.get_ydata()) == {panel["pooled_sd"]}
-        assert ax.get_title().startswith(f"{panel['family_label']} on {panel['test_set']}\n")
+        where = (
+            f"{panel['family_label']}\n{panel['test_set']}: "  # two families: a line each
+            if " + " in panel["family_label"]
+            else f"{panel['family_label']} on {panel['test_set']}\n"
+        )
+        assert ax.get_title().startswith(where)
         ticks = [t.get_text() for t in ax.get_xticklabels()]
         assert not [t for t in ticks for v in study.seed_variance.variant if v in t], ticks
     titles = [ax.get_title() for ax in axes]
