@@ -203,9 +203,9 @@ class ShownTicks(matplotlib.ticker.MaxNLocator):
     def tick_values(self, vmin, vmax):
         self.set_params(nbins="auto")
         ticks = super().tick_values(vmin, vmax)
-        for bins in range(min(len(ticks), 9), 1, -1):
-            if self.shown(ticks):
-                return ticks
+        bins = len(ticks)
+        while not self.shown(ticks) and bins > 2:  # fewer ticks until the rule prints each
+            bins -= 1
             self.set_params(nbins=bins)
             ticks = super().tick_values(vmin, vmax)
         return ticks
