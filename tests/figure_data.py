@@ -83,27 +83,26 @@ def write_runs(results: Path, config: dict) -> None:
 def write_seed_variance(results: Path, comparisons: dict) -> None:
     """tables/seed_variance.csv as evaluate.compare writes it, from the reference's whole-set
     BLEU per seed (final models): each family (architecture, epochs) and test set of the
-    configured comparisons pooled by compare_family, on ten made-up sentence draws."""
+    configured comparisons pooled by compare_point, on ten made-up sentence draws."""
     scores = pd.read_csv(REFERENCE / "scores.csv")
     bleu = scores[(scores.metric == "bleu") & (scores.bucket == "all") & (scores.epoch == "final")]
     family = {
         v: f"{rows.arch.iloc[0]}, {rows.epochs.iloc[0]} epochs"
         for v, rows in bleu.groupby("variant")
     }
-    groups: dict[tuple, list] = {}
+    groups: dict[str, list] = {}
     for name, pair in comparisons.items():
-        families = " + ".join(sorted({family[pair["a"]], family[pair["b"]]}))
-        groups.setdefault((pair["test_set"], families), []).append((name, pair["a"], pair["b"]))
+        groups.setdefault(pair["test_set"], []).append((name, pair["a"], pair["b"]))
     test = compare.TestSet([], {"all": np.arange(100)}, {})
     rows = []
-    for (test_set, families), pairs in groups.items():
+    for test_set, pairs in groups.items():
         cells = {}
         for variant in sorted({v for _, a, b in pairs for v in (a, b)}):
             runs = bleu[(bleu.variant == variant) & (bleu.test_set == test_set)].sort_values("seed")
             observed = runs["value"].to_numpy()
             drawn = observed[:, None] + np.linspace(-0.5, 0.5, 10)
             cells[variant] = {("all", "bleu"): SeedScores(tuple(runs["seed"]), observed, drawn)}
-        rows += compare.compare_family(pairs, families, test_set, "final", cells, test, 10)[1]
+        rows += compare.compare_point(pairs, family, test_set, "final", cells, test, 10)[1]
     pd.DataFrame(rows, columns=compare.SEED_VARIANCE_COLUMNS).to_csv(
         results / "tables" / "seed_variance.csv", index=False
     )

@@ -49,9 +49,15 @@ def scores(observed, seeds=None, spread=0.0, draws=50, rng=None):
     )
 
 
+def one(scores: dict, name: str = "gru") -> dict[str, str]:
+    """Every variant of `scores` in one family, `name`."""
+    return dict.fromkeys(scores, name)
+
+
 def test_pooled_seed_variance_has_the_family_s_degrees_of_freedom():
     family = {"a": scores([10, 11]), "b": scores([12, 13]), "c": scores([20, 21.5])}
-    rows, pool = family_rows(family, [("b_vs_a", "a", "b"), ("c_vs_a", "a", "c")], "gru")
+    rows, pools = family_rows(family, [("b_vs_a", "a", "b"), ("c_vs_a", "a", "c")], one(family))
+    pool = pools["gru"]
     assert pool.df == 3 and pool.variance == pytest.approx((0.5 + 0.5 + 1.125) / 3)
     row = rows[0]
     assert row["seed_df"] == 3 and row["se_seed"] == pytest.approx(math.sqrt(pool.variance))
@@ -68,7 +74,8 @@ def test_unequal_seed_variances_fall_back_to_each_comparison_s_own_seeds():
         "b": scores([12, 15, 9, 14, 8]),
         "c": scores([11, 11.02, 10.98, 11.01, 11.0]),
     }
-    rows, pool = family_rows(family, [("b_vs_a", "a", "b"), ("c_vs_a", "a", "c")], "gru")
+    rows, pools = family_rows(family, [("b_vs_a", "a", "b"), ("c_vs_a", "a", "c")], one(family))
+    pool = pools["gru"]
     assert pool.rejected and pool.p_value < 0.05
     own = np.var(family["b"].observed - family["a"].observed, ddof=1) / 5
     assert rows[0]["se_seed"] == pytest.approx(math.sqrt(own)) and rows[0]["seed_df"] == 4
@@ -81,8 +88,8 @@ def test_one_seed_has_no_seed_variance_and_a_normal_interval():
         "a": scores([10.0], spread=0.5),
         "b": scores([11.0], spread=0.8, rng=np.random.default_rng(2)),
     }
-    (row,), pool = family_rows(family, [("b_vs_a", "a", "b")], "gru")
-    assert pool.df == 0 and math.isnan(row["se_seed"]) and row["seed_df"] == 0
+    (row,), pools = family_rows(family, [("b_vs_a", "a", "b")], one(family))
+    assert pools["gru"].df == 0 and math.isnan(row["se_seed"]) and row["seed_df"] == 0
     assert row["df"] == math.inf and row["se"] == pytest.approx(row["se_sentence"])
     assert row["se"] > 0
     assert "no seed variance" in row["method"]
@@ -91,10 +98,33 @@ def test_one_seed_has_no_seed_variance_and_a_normal_interval():
 def test_a_side_without_any_finite_score_leaves_its_comparison_undefined():
     # a share of a bucket whose shortest-bucket BLEU is 0 for every seed: NaN, not a crash
     family = {"a": scores([math.nan, math.nan]), "b": scores([0.81, 0.85]), "c": scores([1, 2])}
-    rows, pool = family_rows(family, [("b_vs_a", "a", "b"), ("c_vs_b", "b", "c")], "gru")
+    rows, pools = family_rows(family, [("b_vs_a", "a", "b"), ("c_vs_b", "b", "c")], one(family))
     undefined, defined = rows
     assert all(math.isnan(undefined[k]) for k in ("delta", "ci_low", "ci_high", "p_value"))
-    assert pool.df == 2 and defined["ci_low"] < defined["delta"] < defined["ci_high"]
+    assert pools["gru"].df == 2 and defined["ci_low"] < defined["delta"] < defined["ci_high"]
+
+
+def test_a_comparison_across_families_takes_each_side_s_seed_variance_from_its_own_family():
+    # the GRUs' seeds agree (pooled over three variants); the one Transformer's disagree: its
+    # side keeps its own seed variance on its 1 df, not a pool of the two sides' seeds
+    scores_ = {
+        "gru_none": scores([10, 10.2]),
+        "gru_additive": scores([20, 20.4]),
+        "gru_dot": scores([18, 17.8]),
+        "transformer": scores([30, 33]),
+    }
+    families = {**one(scores_), "transformer": "transformer"}
+    pairs = [("tr_vs_none", "gru_none", "transformer"), ("add_vs_none", "gru_none", "gru_additive")]
+    (across, within), pools = family_rows(scores_, pairs, families)
+    gru = (0.02 + 0.08 + 0.02) / 3
+    assert pools["gru"].df == 3 and pools["gru"].variance == pytest.approx(gru)
+    assert pools["transformer"].df == 1 and pools["transformer"].variance == pytest.approx(4.5)
+    parts = [(gru / 2, 3), (4.5 / 2, 1)]  # each side's seed variance of its mean, its df
+    assert across["se_seed"] ** 2 == pytest.approx(gru / 2 + 4.5 / 2)
+    assert across["seed_df"] == pytest.approx(intervals.satterthwaite(parts))
+    assert across["se_a"] == pytest.approx(math.sqrt(gru / 2))  # gru_none's own family
+    assert "summed by Welch" in across["method"] and "transformer: pooled over" in across["method"]
+    assert within["se_seed"] ** 2 == pytest.approx(gru) and within["seed_df"] == 3
 
 
 # ---- coverage: simulated studies from a known truth ------------------------------------------------
@@ -150,7 +180,7 @@ def coverage(seeds: int) -> tuple[float, float]:
     covered = np.zeros(2)
     for _ in range(STUDIES):
         family = simulated_family(rng, seeds, draw_counts(SENTENCES, DRAWS, int(rng.integers(1e9))))
-        rows, _ = family_rows(family, PAIRS, "simulated")
+        rows, _ = family_rows(family, PAIRS, one(family, "simulated"))
         for (_, a, b), row in zip(PAIRS, rows, strict=True):
             truth = MEANS[b] - MEANS[a]
             low, high = two_level_bootstrap(family[a], family[b], rng) if seeds == 2 else (0, 0)

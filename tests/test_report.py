@@ -22,7 +22,6 @@ from softlookup.evaluate.compare import SEED_VARIANCE_COLUMNS
 from softlookup.report import build, families, labels, latex, render, wording
 from softlookup.report.facts import claims as claim_facts
 from softlookup.report.facts import pooling, sweeps
-from softlookup.report.facts import results as results_facts
 from softlookup.report.figures import alignment, cost, probes, scores, style, training
 from softlookup.report.study import load
 
@@ -366,17 +365,6 @@ def test_length_sentence_follows_the_measurement(tmp_path):
     assert "the fixed-vector model keeps 0.90 [0.88, 0.92]," in hidden["length"]
     for files in (shown, hidden):
         assert_no_placeholders(text_of(files))
-
-
-def test_a_share_interval_is_read_from_the_system_s_own_family(tmp_path):
-    results = make_results(tmp_path, BASE, drop={"gru_none": 8, "gru_additive": 1, "gru_dot": 1})
-    table = pd.read_csv(results / "tables" / "comparisons.csv")
-    # a comparison across families pools the seeds of both: its side's interval is not the one
-    across = table.iloc[[0]].assign(family="gru + transformer", se_a=0.2, system_b="transformer")
-    pd.concat([table, across]).to_csv(results / "tables" / "comparisons.csv", index=False)
-    shares = results_facts.share_intervals(load(results), "test", BUCKETS[-1])
-    low, high = shares["gru_none"]["ci_low"], shares["gru_none"]["ci_high"]
-    assert (low, high) == pytest.approx((0.2 - 0.0196, 0.2 + 0.0196), abs=1e-3)
 
 
 def test_threats_name_the_head_count_stood_in_for_and_the_missing_converged_study(tmp_path):

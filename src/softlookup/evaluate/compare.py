@@ -14,10 +14,11 @@ independent parts (the arithmetic is softlookup.evaluate.paired's):
    seeds, weighted by seeds - 1; `seed_df` = the sum of seeds - 1 over the family's variants),
    times 1/n_a + 1/n_b. A family is the runs of one architecture (config.json model.arch) and one
    training budget (train.epochs), on one test set, bucket, metric and budget point (`epoch`); the
-   variants pooled are those the family's comparisons name; a comparison of two families pools
-   the variants of all comparisons across those two. Bartlett's test of equal variances guards the
-   pooling: where it rejects at 5%, each comparison of the cell falls back to its own seeds (the
-   per-seed deltas' variance / n on n - 1 df; Welch's when its systems' seeds differ). With no
+   variants pooled are the family's that any comparison on that test set names. Bartlett's test
+   of equal variances guards the pooling: where it rejects at 5%, each comparison of the cell
+   falls back to its own seeds (the per-seed deltas' variance / n on n - 1 df; Welch's when its
+   systems' seeds differ). A comparison across two families (their seed effects independent)
+   takes each side's seed variance of its mean from its own family, summed by Welch. With no
    variant of two seeds there is no seed variance: `se_seed` is empty, `seed_df` 0.
 2. Sentences (`se_sentence`): a paired bootstrap of the test sentences (Koehn 2004; sacrebleu's
    `paired-bs`): R draws, the same resampled sentences for every seed and both systems,
@@ -31,8 +32,8 @@ sentence part counts as known, df inf; without a seed variance df is inf); the 9
 delta +- t(0.975, df) se and `p_value` the two-sided t p-value, both from
 softlookup.intervals, the one t rule every interval of the project reads. `se_a`, `df_a`
 (`se_b`, `df_b`) are each system's own, built the same way (pooled seed variance / n plus its
-seed mean's sentence variance). `family` names the family whose seeds were pooled (two families
-joined by ' + ' for a pair across them), `method` the seed rule the row took.
+seed mean's sentence variance). `family` names the systems' family (two joined by ' + ' for a
+pair across them), `method` the seed rule the row took.
 
 `seed_deltas` holds each seed's own B - A on the whole set as a JSON object {"<seed>": delta}
 (paired comparisons, both systems trained with the same seeds; "{}" otherwise):
@@ -319,22 +320,23 @@ def sentence_method(resamples: int, bucket: str, metric: str, shortest: str) -> 
     )
 
 
-def compare_family(
+def compare_point(
     pairs: list[tuple[str, str, str]],
-    family: str,
+    families: dict[str, str],
     test_set: str,
     point: str,
     cells: dict[str, dict],
     test: TestSet,
     resamples: int,
 ) -> tuple[list[dict], list[dict]]:
-    """Rows of one family's comparisons (name, a, b) at one budget point, and its seed-variance
-    rows; cells: variant -> its variant_cells."""
+    """Rows of the comparisons (name, a, b) on one test set at one budget point, and the
+    seed-variance rows of each family they name; families: variant -> its family; cells:
+    variant -> its variant_cells."""
     rows, variances = [], []
     shortest = next(label for label in test.groups if label != ALL) if len(test.groups) > 1 else ALL
     for bucket, metric in next(iter(cells.values())):
         scores = {variant: cell[bucket, metric] for variant, cell in cells.items()}
-        stats_rows, pool = family_rows(scores, pairs, family)
+        stats_rows, pools = family_rows(scores, pairs, families)
         place = {"test_set": test_set, "epoch": point, "bucket": bucket, "metric": metric}
         for (_, a, b), row in zip(pairs, stats_rows, strict=True):
             rows.append(
@@ -344,7 +346,7 @@ def compare_family(
                     "system_a": a,
                     "system_b": b,
                     "n_sentences": len(test.groups[bucket]),
-                    "family": family,
+                    "family": pair_family(families, a, b),
                     "method": row["method"] + sentence_method(resamples, bucket, metric, shortest),
                 }
             )
@@ -361,16 +363,21 @@ def compare_family(
                 "bartlett_p": pool.p_value,
                 "pooled": not pool.rejected,
             }
+            for family, pool in pools.items()
             for variant, (seeds, sd) in pool.sds.items()
         ]
     return rows, variances
 
 
-def family_groups(
+def pair_family(families: dict[str, str], a: str, b: str) -> str:
+    """The family of a pair: its systems', or both, joined by ' + '."""
+    return " + ".join(sorted({families[a], families[b]}))
+
+
+def point_groups(
     pairs: list[tuple[str, str, str, str]], runs_dir: Path, by_variant: dict[str, dict[int, str]]
-) -> dict[tuple, list]:
-    """(test set, family, budget point) -> the comparisons (name, a, b) of that family there; the
-    family of a pair whose systems' families differ is both, joined by ' + '."""
+) -> tuple[dict[tuple, list], dict[str, str]]:
+    """(test set, budget point) -> the comparisons (name, a, b) there, and variant -> family."""
     families = {
         v: family_of(runs_dir / next(iter(seeds.values()))) for v, seeds in by_variant.items()
     }
@@ -380,15 +387,14 @@ def family_groups(
         if missing:
             print(f"comparison {name}: skipped, no trained runs of {', '.join(missing)}")
             continue
-        family = " + ".join(sorted({families[a], families[b]}))
         points = shared_points(runs_dir, [*by_variant[a].values(), *by_variant[b].values()])
         for point in points:
-            groups.setdefault((test_set, family, point), []).append((name, a, b))
+            groups.setdefault((test_set, point), []).append((name, a, b))
         print(
-            f"comparison {name}: {b} vs {a} on {test_set}, family {family},"
+            f"comparison {name}: {b} vs {a} on {test_set}, family {pair_family(families, a, b)},"
             f" seeds {seeds_text(by_variant[a], by_variant[b])}, points {points}"
         )
-    return groups
+    return groups, families
 
 
 def compare(
@@ -407,10 +413,9 @@ def compare(
     """Every pair at every budget point its runs share (column `epoch`; "final": the models):
     the comparisons table and the seed-variance table."""
     by_variant = variant_runs(runs_dir, runs)
-    tests, cells, rows, variances = {}, {}, [], []
-    for (test_set, family, point), family_pairs in family_groups(
-        pairs, runs_dir, by_variant
-    ).items():
+    groups, families = point_groups(pairs, runs_dir, by_variant)
+    tests, rows, variances = {}, [], []
+    for (test_set, point), point_pairs in groups.items():
         if test_set not in tests:
             tests[test_set] = read_test_set(
                 data_dir,
@@ -422,28 +427,21 @@ def compare(
                 resamples=resamples,
                 seed=seed,
             )
-        named = sorted({v for _, a, b in family_pairs for v in (a, b)})
-        for variant in named:
-            if (variant, test_set, point) not in cells:  # a variant's scores, once per point
-                seeds = sorted(by_variant[variant])
-                hypotheses = read_hypotheses(
-                    runs_dir, [by_variant[variant][s] for s in seeds], test_set, tgt, point
-                )
-                cells[variant, test_set, point] = variant_cells(seeds, hypotheses, tests[test_set])
-        pair_rows, family_variances = compare_family(
-            family_pairs,
-            family,
-            test_set,
-            point,
-            {variant: cells[variant, test_set, point] for variant in named},
-            tests[test_set],
-            resamples,
+        cells = {}  # variant -> its variant_cells on this test set at this point
+        for variant in sorted({v for _, a, b in point_pairs for v in (a, b)}):
+            seeds = sorted(by_variant[variant])
+            hypotheses = read_hypotheses(
+                runs_dir, [by_variant[variant][s] for s in seeds], test_set, tgt, point
+            )
+            cells[variant] = variant_cells(seeds, hypotheses, tests[test_set])
+        pair_rows, point_variances = compare_point(
+            point_pairs, families, test_set, point, cells, tests[test_set], resamples
         )
         rows += [
             {**row, "seeds": seeds_text(by_variant[row["system_a"]], by_variant[row["system_b"]])}
             for row in pair_rows
         ]
-        variances += family_variances
+        variances += point_variances
     return (
         pd.DataFrame(rows, columns=COLUMNS),
         pd.DataFrame(variances, columns=SEED_VARIANCE_COLUMNS),

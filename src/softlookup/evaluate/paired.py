@@ -6,7 +6,9 @@ of a family) + the test sentences' effect. The seed variance sigma^2 is pooled o
 variants (one-way random effects: the variants' sample variances weighted by their degrees of
 freedom, df = sum(seeds - 1)); Bartlett's test of equal variances at ALPHA guards the pooling,
 and where it rejects, each comparison uses its own seeds (paired: the per-seed deltas' variance,
-t(n - 1); unpaired: Welch). The sentence component is the variance, over the bootstrap draws, of
+t(n - 1); unpaired: Welch). The seed effects of two families are independent: a comparison
+across two takes each side's seed variance of its mean from the side's own family, summed by
+Welch. The sentence component is the variance, over the bootstrap draws, of
 the difference of the seed means, less the part of each run's draw-to-draw variance that its
 seed alone has (a run's own sentence-by-seed noise, already in the seed variance): the draws'
 covariance between seeds of one variant is the sentence variance they share. The two add;
@@ -111,26 +113,31 @@ def own_variance(values: np.ndarray) -> Component:
     )
 
 
-def seed_component(a: SeedScores, b: SeedScores, family: Pool, paired: bool) -> Component:
-    """Seed variance of B's seed mean - A's: pooled sigma^2 (1/n_a + 1/n_b) on the pool's df, or,
-    pooling rejected, the comparison's own seeds (paired deltas; else Welch)."""
-    n_a, n_b = len(a.seeds), len(b.seeds)
-    if not family.rejected:
-        if not family.df:
+def seed_component(
+    a: SeedScores, b: SeedScores, pool_a: Pool, pool_b: Pool, paired: bool
+) -> Component:
+    """Seed variance of B's seed mean - A's. Within one family (pool_a is pool_b): pooled
+    sigma^2 (1/n_a + 1/n_b) on the pool's df, or, pooling rejected, the comparison's own seeds
+    (paired deltas; else Welch). Across two families: each side's own (side_seed_component), by
+    Welch."""
+    if pool_a is pool_b and not pool_a.rejected:
+        if not pool_a.df:
             return NO_SEED_VARIANCE
-        return Component(family.variance * (1 / n_a + 1 / n_b), family.df)
-    if paired:
+        return Component(pool_a.variance * (1 / len(a.seeds) + 1 / len(b.seeds)), pool_a.df)
+    if pool_a is pool_b and paired:
         own = own_variance(b.observed - a.observed)
-        return Component(own.variance / n_a, own.df)
-    return welch([own_variance(a.observed), own_variance(b.observed)], [n_a, n_b])
+        return Component(own.variance / len(a.seeds), own.df)
+    return welch([side_seed_component(a, pool_a), side_seed_component(b, pool_b)])
 
 
-def welch(own: list[Component], sizes: list[int]) -> Component:
-    """Sum of own variances / n with Welch-Satterthwaite df; none if either is missing."""
-    if any(c.df == 0 for c in own):
+def welch(parts: list[Component]) -> Component:
+    """The sum of independent variances with Welch-Satterthwaite df; none if any part has none."""
+    if any(part.df == 0 for part in parts):
         return NO_SEED_VARIANCE
-    parts = [(c.variance / n, c.df) for c, n in zip(own, sizes, strict=True)]
-    return Component(sum(v for v, _ in parts), intervals.satterthwaite(parts))
+    return Component(
+        sum(part.variance for part in parts),
+        intervals.satterthwaite([(part.variance, part.df) for part in parts]),
+    )
 
 
 def side_seed_component(side: SeedScores, family: Pool) -> Component:
@@ -178,24 +185,45 @@ def combine(seed: Component, sentence: float) -> tuple[float, float]:
     return math.sqrt(seed.variance + sentence), df
 
 
-def seed_method(family: Pool, family_name: str, n_seeds: int) -> str:
-    """How the seed component was found, in words (the row's `method`)."""
-    test = (
+def bartlett_text(family: Pool) -> str:
+    return (
         f"Bartlett p = {family.p_value:.3f}"
         if math.isfinite(family.p_value)
         else "equal variance untested"
     )
+
+
+def pooled_text(family: Pool, family_name: str) -> str:
+    return f"pooled over family {family_name} ({len(family.sds)} variants, df {family.df}, {bartlett_text(family)})"
+
+
+def side_text(variant: str, family: Pool, family_name: str) -> str:
+    """How one side's seed variance was found, for a comparison across families."""
+    if family.rejected:
+        return f"{variant}: its own seeds (pooling over family {family_name} rejected: {bartlett_text(family)})"
+    if not family.df:
+        return f"{variant}: none (family {family_name} has no variant of two seeds)"
+    return f"{variant}: {pooled_text(family, family_name)}"
+
+
+def seed_method(sides: list[tuple[str, Pool, str]], n_seeds: int) -> str:
+    """How the seed component was found, in words (the row's `method`); sides: (variant, its
+    family's pool, the family's name) of A and B."""
+    (_, family, family_name), (_, other, _) = sides
+    if family is not other:
+        return (
+            "seed variance of each side's mean from its own family, summed by Welch ("
+            + "; ".join(side_text(*side) for side in sides)
+            + ")"
+        )
     if family.rejected:
         return (
             f"seed variance of this comparison's own seeds, t(n - 1) (pooling over family"
-            f" {family_name} rejected: {test})"
+            f" {family_name} rejected: {bartlett_text(family)})"
         )
     if not family.df:
         return f"no seed variance ({n_seeds} seed): sentence bootstrap only, normal interval"
-    return (
-        f"seed variance pooled over family {family_name} ({len(family.sds)} variants,"
-        f" df {family.df}, {test})"
-    )
+    return f"seed variance {pooled_text(family, family_name)}"
 
 
 def side_stats(side: SeedScores, family: Pool) -> tuple[float, float]:
@@ -203,14 +231,16 @@ def side_stats(side: SeedScores, family: Pool) -> tuple[float, float]:
     return combine(side_seed_component(side, family), sentence_variance([(1.0, side.drawn)]))
 
 
-def comparison_stats(a: SeedScores, b: SeedScores, family: Pool, paired: bool) -> dict:
+def comparison_stats(
+    a: SeedScores, b: SeedScores, pool_a: Pool, pool_b: Pool, paired: bool
+) -> dict:
     """A comparison row's statistics: delta = B - A of the seed means with its seed and sentence
     components, df, 95% interval and two-sided p, and the per-seed deltas of a paired
     comparison; a side with no finite score (a share of a bucket whose BLEU is 0 for every seed)
     leaves delta, interval and p undefined (NaN): a recorded result, not an error."""
     mean_a, mean_b = seed_mean(a.observed), seed_mean(b.observed)
     delta = mean_b - mean_a
-    seed = seed_component(a, b, family, paired)
+    seed = seed_component(a, b, pool_a, pool_b, paired)
     sentence = sentence_variance([(-1.0, a.drawn), (1.0, b.drawn)])
     se, df = combine(seed, sentence)
     defined = math.isfinite(delta) and math.isfinite(se)
@@ -240,12 +270,16 @@ def comparison_stats(a: SeedScores, b: SeedScores, family: Pool, paired: bool) -
 
 
 def family_rows(
-    scores: dict[str, SeedScores], pairs: list[tuple[str, str, str]], family_name: str
-) -> tuple[list[dict], Pool]:
-    """The statistics of each comparison (name, a, b) of one family on one cell (test set, budget
-    point, bucket, metric), scores holding every variant the family's comparisons name there; a
-    pair is paired on the seeds both variants have, else compares all seeds of each."""
-    family = pool(scores)
+    scores: dict[str, SeedScores], pairs: list[tuple[str, str, str]], families: dict[str, str]
+) -> tuple[list[dict], dict[str, Pool]]:
+    """The statistics of each comparison (name, a, b) on one cell (test set, budget point, bucket,
+    metric), scores holding every variant the comparisons name there, families each variant's
+    family; and each family's Pool, of its variants in scores. A pair is paired on the seeds
+    both variants have, else compares all seeds of each."""
+    pools = {
+        name: pool({v: s for v, s in scores.items() if families[v] == name})
+        for name in sorted({families[v] for v in scores})
+    }
     sides: dict[tuple, tuple[float, float]] = {}  # (variant, seeds) -> (se, df), once each
     rows = []
     for name, a, b in pairs:
@@ -257,10 +291,14 @@ def family_rows(
         )
         for variant, side in ((a, side_a), (b, side_b)):
             if (variant, side.seeds) not in sides:
-                sides[variant, side.seeds] = side_stats(side, family)
+                sides[variant, side.seeds] = side_stats(side, pools[families[variant]])
         (se_a, df_a), (se_b, df_b) = sides[a, side_a.seeds], sides[b, side_b.seeds]
-        statistics = comparison_stats(side_a, side_b, family, paired=bool(shared))
-        method = seed_method(family, family_name, min(len(side_a.seeds), len(side_b.seeds)))
+        pool_a, pool_b = pools[families[a]], pools[families[b]]
+        statistics = comparison_stats(side_a, side_b, pool_a, pool_b, paired=bool(shared))
+        method = seed_method(
+            [(a, pool_a, families[a]), (b, pool_b, families[b])],
+            min(len(side_a.seeds), len(side_b.seeds)),
+        )
         rows.append(
             {
                 "comparison": name,
@@ -272,4 +310,4 @@ def family_rows(
                 "method": method,
             }
         )
-    return rows, family
+    return rows, pools

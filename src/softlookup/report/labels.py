@@ -53,9 +53,9 @@ def family_label(name: str) -> str:
 
 def run_family_label(family: str) -> str:
     """A family of runs whose seed variance is pooled (evaluate.compare.family_of: architecture
-    and training budget; two joined by ' + ') for a reader: 'gru, 10 epochs' -> 'GRU, 10 epochs'."""
-    parts = [part.split(", ", 1) for part in str(family).split(" + ")]
-    return " + ".join(", ".join([ARCHITECTURES.get(part[0], part[0]), *part[1:]]) for part in parts)
+    and training budget) for a reader: 'gru, 10 epochs' -> 'GRU, 10 epochs'."""
+    arch, *rest = str(family).split(", ", 1)
+    return ", ".join([ARCHITECTURES.get(arch, arch), *rest])
 
 
 def own_parts(labels) -> tuple[str, dict[str, str]]:

@@ -113,16 +113,12 @@ def length_effect(study: Study) -> dict | None:
 def share_intervals(study: Study, test_set: str, last: str) -> dict[str, dict]:
     """{variant: {value, ci_low, ci_high}}: each system's own share of its shortest-bucket BLEU
     kept on bucket `last` (mean over seeds, seed-aware t interval), from the bleu_share rows of
-    every comparison on `test_set` that names it (comparisons.csv's mean, se and df of a side),
-    a comparison within the system's own family before one across families (whose seed variance
-    is pooled over both)."""
+    the comparisons on `test_set` that name it (comparisons.csv's mean, se and df of a side: its
+    own family's seed variance, whichever family the other side is of)."""
     rows = tables.comparisons(study, bucket=last, metric="bleu_share")
     if rows.empty or "test_set" not in rows:
         return {}
     rows = rows[rows["test_set"] == test_set]
-    if "family" in rows:
-        across = rows["family"].astype(str).str.contains(" + ", regex=False)
-        rows = pd.concat([rows[across], rows[~across]])  # own-family rows read last, so they win
     found = {}
     for row in rows.to_dict("records"):
         for side in ("a", "b"):

@@ -28,8 +28,6 @@ def title(panel: dict) -> str:
         else "equal variance untested"
     )
     verdict = "pooled" if panel["pooled"] else "not pooled: own seeds"
-    if " + " in panel["family_label"]:  # two families fill a line: the test set goes below
-        return f"{panel['family_label']}\n{panel['test_set']}: {test}, {verdict}"
     return f"{panel['family_label']} on {panel['test_set']}\n{test}, {verdict}"
 
 
