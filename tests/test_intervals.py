@@ -11,7 +11,7 @@ import pytest
 
 from softlookup import intervals
 from softlookup.evaluate.compare import COVERAGE, draw_counts, share
-from softlookup.evaluate.paired import SeedScores, family_rows, seed_scores
+from softlookup.evaluate.paired import SeedScores, cell_comparisons, seed_scores
 
 
 def test_t_critical_values_and_p_values():
@@ -56,7 +56,9 @@ def one(scores: dict, name: str = "gru") -> dict[str, str]:
 
 def test_pooled_seed_variance_has_the_family_s_degrees_of_freedom():
     family = {"a": scores([10, 11]), "b": scores([12, 13]), "c": scores([20, 21.5])}
-    rows, pools = family_rows(family, [("b_vs_a", "a", "b"), ("c_vs_a", "a", "c")], one(family))
+    rows, pools = cell_comparisons(
+        family, [("b_vs_a", "a", "b"), ("c_vs_a", "a", "c")], one(family)
+    )
     pool = pools["gru"]
     assert pool.df == 3 and pool.variance == pytest.approx((0.5 + 0.5 + 1.125) / 3)
     row = rows[0]
@@ -74,7 +76,9 @@ def test_unequal_seed_variances_fall_back_to_each_comparison_s_own_seeds():
         "b": scores([12, 15, 9, 14, 8]),
         "c": scores([11, 11.02, 10.98, 11.01, 11.0]),
     }
-    rows, pools = family_rows(family, [("b_vs_a", "a", "b"), ("c_vs_a", "a", "c")], one(family))
+    rows, pools = cell_comparisons(
+        family, [("b_vs_a", "a", "b"), ("c_vs_a", "a", "c")], one(family)
+    )
     pool = pools["gru"]
     assert pool.rejected and pool.p_value < 0.05
     own = np.var(family["b"].observed - family["a"].observed, ddof=1) / 5
@@ -88,7 +92,7 @@ def test_one_seed_has_no_seed_variance_and_a_normal_interval():
         "a": scores([10.0], spread=0.5),
         "b": scores([11.0], spread=0.8, rng=np.random.default_rng(2)),
     }
-    (row,), pools = family_rows(family, [("b_vs_a", "a", "b")], one(family))
+    (row,), pools = cell_comparisons(family, [("b_vs_a", "a", "b")], one(family))
     assert pools["gru"].df == 0 and math.isnan(row["se_seed"]) and row["seed_df"] == 0
     assert row["df"] == math.inf and row["se"] == pytest.approx(row["se_sentence"])
     assert row["se"] > 0
@@ -98,7 +102,9 @@ def test_one_seed_has_no_seed_variance_and_a_normal_interval():
 def test_a_side_without_any_finite_score_leaves_its_comparison_undefined():
     # a share of a bucket whose shortest-bucket BLEU is 0 for every seed: NaN, not a crash
     family = {"a": scores([math.nan, math.nan]), "b": scores([0.81, 0.85]), "c": scores([1, 2])}
-    rows, pools = family_rows(family, [("b_vs_a", "a", "b"), ("c_vs_b", "b", "c")], one(family))
+    rows, pools = cell_comparisons(
+        family, [("b_vs_a", "a", "b"), ("c_vs_b", "b", "c")], one(family)
+    )
     undefined, defined = rows
     assert all(math.isnan(undefined[k]) for k in ("delta", "ci_low", "ci_high", "p_value"))
     assert pools["gru"].df == 2 and defined["ci_low"] < defined["delta"] < defined["ci_high"]
@@ -115,7 +121,7 @@ def test_a_comparison_across_families_takes_each_side_s_seed_variance_from_its_o
     }
     families = {**one(scores_), "transformer": "transformer"}
     pairs = [("tr_vs_none", "gru_none", "transformer"), ("add_vs_none", "gru_none", "gru_additive")]
-    (across, within), pools = family_rows(scores_, pairs, families)
+    (across, within), pools = cell_comparisons(scores_, pairs, families)
     gru = (0.02 + 0.08 + 0.02) / 3
     assert pools["gru"].df == 3 and pools["gru"].variance == pytest.approx(gru)
     assert pools["transformer"].df == 1 and pools["transformer"].variance == pytest.approx(4.5)
@@ -180,7 +186,7 @@ def coverage(seeds: int) -> tuple[float, float]:
     covered = np.zeros(2)
     for _ in range(STUDIES):
         family = simulated_family(rng, seeds, draw_counts(SENTENCES, DRAWS, int(rng.integers(1e9))))
-        rows, _ = family_rows(family, PAIRS, one(family, "simulated"))
+        rows, _ = cell_comparisons(family, PAIRS, one(family, "simulated"))
         for (_, a, b), row in zip(PAIRS, rows, strict=True):
             truth = MEANS[b] - MEANS[a]
             low, high = two_level_bootstrap(family[a], family[b], rng) if seeds == 2 else (0, 0)

@@ -66,7 +66,7 @@ from sacrebleu.metrics import BLEU, CHRF
 
 from ..data.buckets import ALL, bucket_order, buckets_of
 from ..rundir import read_meta, read_run_config, run_status
-from .paired import SeedScores, family_rows, seed_scores
+from .paired import SeedScores, cell_comparisons, seed_scores
 from .score import FINAL
 
 COLUMNS = [
@@ -100,7 +100,7 @@ COLUMNS = [
 ]
 # The promise of the rows' 95% intervals, kept by tests/test_intervals.py and stated by the
 # paper's Statistics paragraph (report.facts.front.setup): of `studies` simulated studies from a
-# known truth per number of seeds in `seeds`, run through family_rows, a share within `band`
+# known truth per number of seeds in `seeds`, run through cell_comparisons, a share within `band`
 # covers the true difference; the two-level bootstrap these intervals replaced covers less than
 # `replaced_below` at the fewest seeds.
 COVERAGE = {"studies": 1000, "seeds": (2, 3, 5), "band": (0.93, 0.97), "replaced_below": 0.90}
@@ -336,7 +336,7 @@ def compare_point(
     shortest = next(label for label in test.groups if label != ALL) if len(test.groups) > 1 else ALL
     for bucket, metric in next(iter(cells.values())):
         scores = {variant: cell[bucket, metric] for variant, cell in cells.items()}
-        stats_rows, pools = family_rows(scores, pairs, families)
+        stats_rows, pools = cell_comparisons(scores, pairs, families)
         place = {"test_set": test_set, "epoch": point, "bucket": bucket, "metric": metric}
         for (_, a, b), row in zip(pairs, stats_rows, strict=True):
             rows.append(

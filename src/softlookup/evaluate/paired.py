@@ -194,13 +194,19 @@ def bartlett_text(family: Pool) -> str:
 
 
 def pooled_text(family: Pool, family_name: str) -> str:
-    return f"pooled over family {family_name} ({len(family.sds)} variants, df {family.df}, {bartlett_text(family)})"
+    return (
+        f"pooled over family {family_name} ({len(family.sds)} variants, df {family.df},"
+        f" {bartlett_text(family)})"
+    )
 
 
 def side_text(variant: str, family: Pool, family_name: str) -> str:
     """How one side's seed variance was found, for a comparison across families."""
     if family.rejected:
-        return f"{variant}: its own seeds (pooling over family {family_name} rejected: {bartlett_text(family)})"
+        return (
+            f"{variant}: its own seeds (pooling over family {family_name} rejected:"
+            f" {bartlett_text(family)})"
+        )
     if not family.df:
         return f"{variant}: none (family {family_name} has no variant of two seeds)"
     return f"{variant}: {pooled_text(family, family_name)}"
@@ -269,7 +275,7 @@ def comparison_stats(
     }
 
 
-def family_rows(
+def cell_comparisons(
     scores: dict[str, SeedScores], pairs: list[tuple[str, str, str]], families: dict[str, str]
 ) -> tuple[list[dict], dict[str, Pool]]:
     """The statistics of each comparison (name, a, b) on one cell (test set, budget point, bucket,
