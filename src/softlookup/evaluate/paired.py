@@ -195,7 +195,8 @@ def bartlett_text(family: Pool) -> str:
 
 def pooled_text(family: Pool, family_name: str) -> str:
     return (
-        f"pooled over family {family_name} ({len(family.sds)} variants, df {family.df},"
+        f"pooled over family {family_name} ({len(family.sds)}"
+        f" variant{'' if len(family.sds) == 1 else 's'}, df {family.df},"
         f" {bartlett_text(family)})"
     )
 
