@@ -358,8 +358,8 @@ def test_length_sentence_follows_the_measurement(tmp_path):
     assert "the fixed-vector model keeps 0.20 [0.18, 0.22]," in text
     assert (
         "the models with attention between 0.95 [0.93, 0.97] (GRU, additive) and 0.95 [0.93, 0.97]"
-        " (GRU, dot; Table~\\ref{tab:length-shares}). Paired with the fixed vector on the same"
-        " seeds and sentences, their differences run from +0.75 [+0.72, +0.78] to +0.75"
+        " (GRU, dot; Table~\\ref{tab:length-shares}). Compared with the fixed vector on the same"
+        " sentences, their differences run from +0.75 [+0.72, +0.78] to +0.75"
         " [+0.72, +0.78] (largest p = 0.001)."
     ) in text
     assert "the fixed-vector model keeps 0.90 [0.88, 0.92]," in hidden["length"]
