@@ -66,9 +66,8 @@ def length_effect(study: Study) -> dict | None:
     """Claim D1's measure, from the rows the ledger judges (comparisons.csv, metric bleu_share:
     the mean over seeds of each run's share, seed-aware t intervals): on the test set whose
     buckets reach the longest inputs, the share of its shortest-bucket BLEU each system keeps on
-    the longest bucket, the fixed-vector
-    model's and each attention model's compared with it, and their paired difference. None when
-    no such comparison was scored."""
+    the longest bucket, the fixed-vector model's and each attention model's compared with it, and
+    their paired difference. None when no such comparison was scored."""
     table = length_table(study)
     rows = tables.comparisons(study, bucket=None, metric="bleu_share")
     if table.empty or rows.empty:
