@@ -506,3 +506,29 @@ def test_a_study_trained_in_parts_reads_all_its_seeds_together(tmp_path):
     again = seed_part(tmp_path, "again", {"2": 0.1, "6": 0.3}, 0.1)
     with pytest.raises(ValueError, match=r"again repeats seeds \[2\]"):
         convergence.seeds_together([first, again], "d5")
+
+
+def test_a_comparison_label_typesets_a_key_width_as_math(tmp_path):
+    """A variant only a reference trains is labelled from its name; its key width reaches the
+    LaTeX as math ('$d_k = 128$'), not escaped into the text as '\\$d\\_k = 128\\$'."""
+    from softlookup.report import render
+    from softlookup.report.study import load
+
+    (tmp_path / "results").mkdir()
+    config = {
+        "models": {"sweep_transformer": {"arch": "transformer", "enc_layers": 1, "dec_layers": 1}},
+        "comparisons": {
+            "d3_dk128": {
+                "a": "sweep_transformer.d_k-128.scale-false",
+                "b": "sweep_transformer.d_k-128",
+            }
+        },
+    }
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    study = load(tmp_path / "results", tmp_path / "config.json")
+    printed = render.finalize(convergence.comparison_label(study, "d3_dk128"))
+    assert "$d_k = 128$ vs " in printed and printed.endswith("$d_k = 128$, unscaled")
+    assert r"\$" not in printed and r"\_" not in printed
+    assert (
+        render.finalize(convergence.comparison_label(study, "not_configured")) == r"not configured"
+    )

@@ -617,6 +617,7 @@ def test_a_pending_claim_says_why_once(tmp_path):
     assert_no_placeholders(length)
     assert_no_identifiers(sentence)
     assert "Claim D1 (claim D1 in a few words)" in files["discussion"]  # said in the discussion
+    assert "D1: natural sentences" not in files["discussion"]  # not run here: nothing to settle
     assert "pending" not in files["threats"].lower()  # and not again among the threats
 
 

@@ -85,6 +85,11 @@ def escape(text: object) -> Tex:
     )
 
 
+def tex(text: object) -> Tex:
+    """`text` as LaTeX: a Tex as it is (a label's $d_k = 128$ stays math), anything else escaped."""
+    return text if isinstance(text, Tex) else escape(text)
+
+
 def macro_name(*parts: object) -> str:
     """A LaTeX macro name from words: ('bleu', 'gru_additive-s1') -> 'BleuGruAdditiveSOne'.
 

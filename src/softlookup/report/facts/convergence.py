@@ -28,6 +28,7 @@ from ...config import convergence_references
 from ...data.buckets import ALL
 from ...evaluate.score import FINAL
 from ..labels import base_labels, corpus_label, own_parts, variant_label, versus
+from ..latex import Tex, escape, tex
 from ..study import Study
 from . import claims, tables
 
@@ -410,13 +411,14 @@ def short_label(study: Study, name: str) -> str:
     return versus(own[b], own[a]) + (f" at {extra}" if extra else "")
 
 
-def comparison_label(study: Study, name: str) -> str:
-    """A configured comparison as a reader reads it: 'GRU, additive vs GRU, no attention'."""
+def comparison_label(study: Study, name: str) -> Tex:
+    """A configured comparison as a reader reads it, in LaTeX: 'GRU, additive vs GRU, no
+    attention' (a label's math, '$d_k = 128$', typeset as math, not printed as text)."""
     pair = (study.config.get("comparisons") or {}).get(name) or {}
     labels = variant_labels(study)
     if not pair:
-        return name.replace("_", " ")
-    return versus(labels.get(pair["b"], pair["b"]), labels.get(pair["a"], pair["a"]))
+        return escape(name.replace("_", " "))
+    return Tex(versus(tex(labels[pair["b"]]), tex(labels[pair["a"]])))
 
 
 def section(study: Study) -> dict:
