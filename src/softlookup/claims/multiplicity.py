@@ -1,12 +1,13 @@
 """Several paired tests behind one claim: Holm's adjustment within the claim's family.
 
-A claim's family is every null hypothesis its paired-comparison checks read (checks.Test): the
-difference each one judges or reports, and every member of a family a check searches for its
-largest difference (statistic max); a system's own mean shown beside them tests nothing. Holm's step-down method (Holm 1979) adjusts their p-values together:
+A claim's family is every null hypothesis its decisive paired-comparison checks read
+(checks.Test): the difference (or one system's mean) each one judges, and every member of a
+family a check searches for its largest difference (statistic max); a check shown for context
+(`report`) tests nothing and does not enlarge the family. Holm's step-down method (Holm 1979) adjusts their p-values together:
 the i-th smallest of m is multiplied by m - i + 1, and adjusted values never decrease in that
-order. A decisive check passes when its adjusted p-value is below checks.ALPHA (and its estimate
-lies on the claimed side); one whose raw p-value clears ALPHA but whose adjusted one does not is
-inconclusive (adjusted_straddles). With one test this is the 95% interval rule itself.
+order. A decisive check passes when its adjusted p-value (one-sided where the claim is) is below
+checks.ALPHA; one whose raw p-value clears ALPHA but whose adjusted one does not is inconclusive
+(adjusted_straddles).
 
 Holm controls the chance of any false "difference shown" within the claim at 5% whatever the
 dependence between the tests; the tests of one claim share test sentences and often a baseline
@@ -50,7 +51,8 @@ def adjust(checks: list[Check], outcomes: list[Outcome]) -> list[Outcome]:
         p_adjusted = adjusted[outcome.judged.key]
         outcome = replace(outcome, p_adjusted=p_adjusted, family_size=len(family))
         if outcome.status in ("pass", "fail", "inconclusive") and outcome.reason != "floor":
-            status, reason = decide(check, outcome.value, outcome.judged.p_value, p_adjusted)
+            interval = (outcome.ci_low, outcome.ci_high)
+            status, reason = decide(check, outcome.judged.p_value, p_adjusted, interval)
             outcome = replace(outcome, status=status, reason=reason)
         judged.append(outcome)
     return judged

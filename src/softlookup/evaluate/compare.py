@@ -9,17 +9,11 @@ and the seed variance they rest on -> results/tables/seed_variance.csv.
 A row's statistic is `delta` = B - A of the means over seeds of each system's corpus score on the
 whole test set (or bucket); `mean_a`, `mean_b` are those means. Its standard error has two
 independent parts (the arithmetic is softlookup.evaluate.paired's):
-1. Seed (`se_seed`, on `seed_df` degrees of freedom): the variance of one run's score across seeds,
-   pooled over a family of runs (one-way random effects: each variant's sample variance over its
-   seeds, weighted by seeds - 1; `seed_df` = the sum of seeds - 1 over the family's variants),
-   times 1/n_a + 1/n_b. A family is the runs of one architecture (config.json model.arch) and one
-   training budget (train.epochs), on one test set, bucket, metric and budget point (`epoch`); the
-   variants pooled are the family's that any comparison on that test set names. Bartlett's test
-   of equal variances guards the pooling: where it rejects at 5%, each comparison of the cell
-   falls back to its own seeds (the per-seed deltas' variance / n on n - 1 df; Welch's when its
-   systems' seeds differ). A comparison across two families (their seed effects independent)
-   takes each side's seed variance of its mean from its own family, summed by Welch. With no
-   variant of two seeds there is no seed variance: `se_seed` is empty, `seed_df` 0.
+1. Seed (`se_seed`, on `seed_df` degrees of freedom): from this pair's own seeds only, never a
+   variance pooled over other variants (variants differ in seed variance: a model that outputs
+   nothing has none). Paired (both systems trained with the same seeds): the variance of the
+   per-seed deltas / n, on n - 1 df; unpaired: each side's own sample variance / its seeds.
+   With fewer than two seeds there is no seed variance: `se_seed` is empty, `seed_df` 0.
 2. Sentences (`se_sentence`): a paired bootstrap of the test sentences (Koehn 2004; sacrebleu's
    `paired-bs`): R draws, the same resampled sentences for every seed and both systems,
    independently per source-length bucket, each run's corpus score recomputed from sacrebleu's
@@ -27,13 +21,15 @@ independent parts (the arithmetic is softlookup.evaluate.paired's):
    less the share of it that each seed has alone (the mean over seeds of a run's own draw
    variance, less the variance of the drawn seed mean, over n - 1): that sentence-by-seed noise
    already moves the seeds' whole-set scores, so it is in the seed variance once.
-`se` = sqrt(se_seed^2 + se_sentence^2) on `df` Welch-Satterthwaite degrees of freedom (the
-sentence part counts as known, df inf; without a seed variance df is inf); the 95% interval is
-delta +- t(0.975, df) se and `p_value` the two-sided t p-value, both from
-softlookup.intervals, the one t rule every interval of the project reads. `se_a`, `df_a`
-(`se_b`, `df_b`) are each system's own, built the same way (pooled seed variance / n plus its
-seed mean's sentence variance). `family` names the systems' family (two joined by ' + ' for a
-pair across them), `method` the seed rule the row took.
+`se` = sqrt(se_seed^2 + se_sentence^2) on `df` degrees of freedom calibrated for coverage
+(softlookup.intervals.calibrated_df: the sentence part known, the seed part on its own df; inf
+without a seed part); the 95% interval is delta +- t(0.975, df) se, cut to the range a difference of the
+metric can take, and `p_value` the two-sided t p-value. `se_a`, `df_a`, `ci_low_a`, `ci_high_a`
+(and B's) are each system's own mean, built the same way from its own seeds and sentence draws,
+its interval cut to the metric's range (`RANGES`: a BLEU in [0, 100], a share at least 0): the
+one interval of a single system every table, check and sentence reads. `family` names the
+systems' family (architecture and training budget; two joined by ' + ' for a pair across them),
+`method` the seed rule the row took.
 
 `seed_deltas` holds each seed's own B - A on the whole set as a JSON object {"<seed>": delta}
 (paired comparisons, both systems trained with the same seeds; "{}" otherwise):
@@ -42,9 +38,9 @@ hypothesis / reference length in BLEU's tokens (its brevity ratio); and `empty_s
 empty hypotheses. BLEU is compared on the whole test set and per source-length bucket, the others
 on the whole set. Rows of metric `bleu_share` (bucket: a longer bucket) compare the share of its
 shortest-bucket BLEU each system keeps on that bucket (the D1 length claim): per seed and draw,
-BLEU of the bucket / BLEU of the shortest bucket, pooled and bootstrapped as the other metrics.
-seed_variance.csv lists, per family and cell, each variant's seeds and seed SD beside the pooled SD,
-its df and Bartlett's statistic and p: the pooling's assumption, shown.
+BLEU of the bucket / BLEU of the shortest bucket, its seeds and draws treated as the other metrics'.
+seed_variance.csv lists, per family and cell, each variant's seeds and seed SD: why no variance is
+pooled across variants, shown.
 
 Every pair is compared at every training-budget point its runs kept (column `epoch`: k, the
 weights after k epochs, see softlookup.train; "final", the runs' models).
@@ -64,9 +60,10 @@ import numpy as np
 import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF
 
+from .. import intervals
 from ..data.buckets import ALL, bucket_order, buckets_of
 from ..rundir import read_meta, read_run_config, run_status
-from .paired import SeedScores, cell_comparisons, seed_scores
+from .paired import SeedScores, cell_comparisons, seed_scores, seed_sd
 from .score import FINAL
 
 COLUMNS = [
@@ -90,19 +87,23 @@ COLUMNS = [
     "seed_df",
     "se_a",
     "df_a",
+    "ci_low_a",
+    "ci_high_a",
     "se_b",
     "df_b",
+    "ci_low_b",
+    "ci_high_b",
     "seed_deltas",
     "seeds",
     "n_sentences",
     "family",
     "method",
 ]
-# The promise of the rows' 95% intervals, kept by tests/test_intervals.py and stated by the
+# The promise of the rows' 95% intervals, kept by tests/test_coverage.py and stated by the
 # paper's Statistics paragraph (report.facts.front.setup): of `studies` simulated studies from a
 # known truth per number of seeds in `seeds`, run through cell_comparisons, a share within `band`
-# covers the true difference; the two-level bootstrap these intervals replaced covers less than
-# `replaced_below` at the fewest seeds.
+# covers the true difference, for every pair of every scenario; a variance pooled over variants
+# of unequal seed variance (the rule these intervals replaced) covers less than `replaced_below`.
 COVERAGE = {"studies": 1000, "seeds": (2, 3, 5), "band": (0.93, 0.97), "replaced_below": 0.90}
 SEED_VARIANCE_COLUMNS = [
     "family",
@@ -113,11 +114,6 @@ SEED_VARIANCE_COLUMNS = [
     "metric",
     "seeds",
     "seed_sd",
-    "pooled_sd",
-    "pooled_df",
-    "bartlett_statistic",
-    "bartlett_p",
-    "pooled",
 ]
 
 
@@ -156,6 +152,28 @@ def sacrebleu_measure(metric_class) -> Measure:
     )
 
 
+def bleu_values(summed: np.ndarray) -> np.ndarray:
+    """(M,): sacrebleu's corpus BLEU (its defaults: 4-grams, 'exp' smoothing) of each row of
+    summed statistics (M, 10) [hypothesis length, reference length, correct 1-4, total 1-4],
+    computed for every row at once (sacrebleu's BLEU.compute_bleu, one row a call, is the slow
+    part of a thousand sentence draws; tests/test_scoring.py holds the two equal)."""
+    summed = np.asarray(summed, np.float64)
+    hyp_len, ref_len = summed[:, 0], summed[:, 1]
+    correct, total = summed[:, 2:6], summed[:, 6:10]
+    none_correct = correct == 0
+    halvings = np.cumsum(none_correct, axis=1)  # sacrebleu's smooth_mteval doublings so far
+    scored = (total > 0).all(axis=1) & ~none_correct.all(axis=1)
+    safe_total = np.where(total > 0, total, 1.0)
+    precision = np.where(
+        none_correct, 100.0 / (2.0**halvings * safe_total), 100 * correct / safe_total
+    )
+    log_mean = np.log(np.where(scored[:, None], precision, 1.0)).mean(axis=1)
+    short = hyp_len < ref_len
+    ratio = ref_len / np.where(hyp_len > 0, hyp_len, 1.0)
+    brevity = np.where(short, np.where(hyp_len > 0, np.exp(1 - ratio), 0.0), 1.0)
+    return np.where(scored, brevity * np.exp(log_mean), 0.0)
+
+
 def length_stats(hyps: list[str], refs: list[str]) -> np.ndarray:
     """(N, 2): hypothesis and reference length in BLEU's tokens (its first two statistics)."""
     return sacrebleu_measure(BLEU).sentence_stats(hyps, refs)[:, :2]
@@ -172,11 +190,26 @@ def share(summed: np.ndarray) -> np.ndarray:
 
 
 MEASURES = {
-    "bleu": sacrebleu_measure(BLEU),
+    "bleu": Measure(sacrebleu_measure(BLEU).sentence_stats, bleu_values),
     "chrf": sacrebleu_measure(CHRF),
     "length_ratio": Measure(length_stats, share),
     "empty_share": Measure(empty_stats, share),
 }
+# The values each metric can take: a system's interval is cut to it, a difference's to +-its width.
+RANGES = {
+    "bleu": (0.0, 100.0),
+    "chrf": (0.0, 100.0),
+    "length_ratio": (0.0, math.inf),
+    "empty_share": (0.0, 1.0),
+    "bleu_share": (0.0, math.inf),
+}
+
+
+def difference_range(metric: str) -> tuple[float, float]:
+    low, high = RANGES[metric]
+    return low - high, high - low
+
+
 PER_BUCKET = {"bleu"}  # as in scores.csv: the other measures on whole test sets only
 
 
@@ -316,7 +349,7 @@ def sentence_method(resamples: int, bucket: str, metric: str, shortest: str) -> 
     where = "the test set" if bucket == ALL else "the bucket"
     return (
         f"; paired sentence bootstrap, {resamples} draws of {where}'s sentences, the same for"
-        f" every run; interval: delta +- t(df) se, df Welch-Satterthwaite{share_text}"
+        f" every run; interval: delta +- t(df) se, df calibrated for 95% coverage{share_text}"
     )
 
 
@@ -329,19 +362,18 @@ def compare_point(
     test: TestSet,
     resamples: int,
 ) -> tuple[list[dict], list[dict]]:
-    """Rows of the comparisons (name, a, b) on one test set at one budget point, and the
-    seed-variance rows of each family they name; families: variant -> its family; cells:
-    variant -> its variant_cells."""
+    """Rows of the comparisons (name, a, b) on one test set at one budget point, and each named
+    variant's seed-variance rows; families: variant -> its family; cells: variant -> its
+    variant_cells."""
     rows, variances = [], []
     shortest = next(label for label in test.groups if label != ALL) if len(test.groups) > 1 else ALL
     for bucket, metric in next(iter(cells.values())):
         scores = {variant: cell[bucket, metric] for variant, cell in cells.items()}
-        stats_rows, pools = cell_comparisons(scores, pairs, families)
         place = {"test_set": test_set, "epoch": point, "bucket": bucket, "metric": metric}
-        for (_, a, b), row in zip(pairs, stats_rows, strict=True):
+        for (_, a, b), row in zip(pairs, cell_comparisons(scores, pairs), strict=True):
             rows.append(
                 {
-                    **row,
+                    **in_range(row, metric),
                     **place,
                     "system_a": a,
                     "system_b": b,
@@ -352,21 +384,31 @@ def compare_point(
             )
         variances += [
             {
-                "family": family,
+                "family": families[variant],
                 "variant": variant,
                 **place,
-                "seeds": seeds,
-                "seed_sd": sd,
-                "pooled_sd": math.sqrt(pool.variance),
-                "pooled_df": pool.df,
-                "bartlett_statistic": pool.statistic,
-                "bartlett_p": pool.p_value,
-                "pooled": not pool.rejected,
+                "seeds": len(side.seeds),
+                "seed_sd": seed_sd(side.observed),
             }
-            for family, pool in pools.items()
-            for variant, (seeds, sd) in pool.sds.items()
+            for variant, side in scores.items()
         ]
     return rows, variances
+
+
+def in_range(row: dict, metric: str) -> dict:
+    """A row's 95% intervals: the difference's cut to +-the metric's width, each system's own
+    (mean +- t(df) se) cut to the metric's range; NaN where undefined."""
+    low, high = intervals.within((row["ci_low"], row["ci_high"]), difference_range(metric))
+    found = {**row, "ci_low": low, "ci_high": high}
+    for side in ("a", "b"):
+        mean, se, df = row[f"mean_{side}"], row[f"se_{side}"], row[f"df_{side}"]
+        bounds = (
+            intervals.within(intervals.interval(mean, se, df), RANGES[metric])
+            if math.isfinite(mean) and math.isfinite(se)
+            else (math.nan, math.nan)
+        )
+        found[f"ci_low_{side}"], found[f"ci_high_{side}"] = bounds
+    return found
 
 
 def pair_family(families: dict[str, str], a: str, b: str) -> str:
@@ -477,7 +519,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--seed-variance-out",
         type=Path,
-        help="the per-family seed-variance table (default: beside --out)",
+        help="the per-variant seed-variance table (default: beside --out)",
     )
     args = parser.parse_args(argv)
     table, variances = compare(

@@ -7,15 +7,19 @@ also says which status the code belongs to:
 
 pass:
 - within_tolerance: an approx check's figure lies within its tolerance;
-- beyond_threshold: the number (a paired or `by: interval` check: its whole interval, after the
-  claim's Holm adjustment) lies on the claimed side of the threshold;
-- inside_margin: an equivalence (or non-inferiority) interval lies inside the margin.
+- beyond_threshold: the number lies on the claimed side of the threshold (a paired check: by its
+  one-sided test, after the claim's Holm adjustment; a `by: interval` check: its whole interval);
+- inside_margin: an equivalence (non-inferiority) check's one-sided tests place the difference
+  inside the margin (above its lower end), after the claim's Holm adjustment.
 fail:
 - outside_tolerance: an approx check's figure lies outside its tolerance;
-- wrong_side: the number (or its whole interval) lies on the other side of the threshold;
-- equivalence_failed: the interval does not lie inside the equivalence (non-inferiority) margin.
+- wrong_side: the number (or its whole 95% interval) lies on the other side of the threshold;
+- equivalence_failed: the whole 95% interval lies beyond the equivalence (non-inferiority)
+  margin: the difference is shown to be larger than the claim allows.
 inconclusive:
 - interval_straddles: the interval contains the threshold;
+- margin_undecided: an equivalence (non-inferiority) check's interval is too wide to place the
+  difference inside or beyond its margin (its facts give the check's power);
 - adjusted_straddles: the interval clears the threshold alone, not once the claim's tests are
   Holm-adjusted together;
 - floor: a system the check compares is below the floor config/claims.yaml states for it.
@@ -54,6 +58,7 @@ REASONS = {
     "wrong_side": "fail",
     "equivalence_failed": "fail",
     "interval_straddles": "inconclusive",
+    "margin_undecided": "inconclusive",
     "adjusted_straddles": "inconclusive",
     "floor": "inconclusive",
     "not_run": "pending",

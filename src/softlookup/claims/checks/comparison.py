@@ -2,17 +2,23 @@
 of them (a name with {x}), judged as compare.py summarises them.
 
 An estimate (the difference B - A, or one system's own mean: `side`) has a standard error over
-the draws of seeds and sentences, with `df` degrees of freedom: the row's own `df` column where
-the comparison has one (seed-aware rows), else infinity (the normal rule). Every interval and
-p-value comes from softlookup.intervals: the 95% interval is estimate +- t(0.975, df) se, and the
-p-value of the check's null is in the two-sided form, so that p < 0.05 exactly when that interval
-clears the threshold: above/below t (and report): 2 P(T > |estimate - t| / se); equivalent within
-M: two one-sided tests, 2 max(P(T > (estimate + M) / se), P(T > (M - estimate) / se));
-non-inferior by M: 2 P(T > (estimate + M) / se). Each outcome carries the tests it read (`Test`):
-the ledger adjusts them within the claim (claims.multiplicity, Holm) and judges on the adjusted
-p-values (`decide`). A check with a `floor` is inconclusive when either system of its comparison
-scores below the floor on the floor's metric and bucket: a model that does not work cannot show
-the effect.
+the draws of seeds and sentences, with `df` degrees of freedom: the row's `df` column for a
+difference, `df_a`/`df_b` for one system's mean (its own seeds'), else infinity (the normal
+rule). Its interval is the row's (the one every table prints: `ci_low`/`ci_high`, or a side's
+`ci_low_a`...); p-values come from softlookup.intervals, in the form the check's claim has:
+- above/below t: one-sided, P(T > (estimate - t) / se) (below: t - estimate);
+- non-inferior by M: one-sided, P(T > (estimate + M) / se);
+- equivalent within M: two one-sided tests, max(P(T > (estimate + M) / se),
+  P(T > (M - estimate) / se));
+- report: two-sided, of no difference (shown, never judged or adjusted).
+Each outcome carries the tests it read (`Test`): the ledger adjusts a claim's decisive ones
+together (claims.multiplicity, Holm) and judges on the adjusted p-values (`decide`): a check
+passes when its adjusted p < 0.05. It fails only when the evidence contradicts the claim: the
+whole 95% interval lies on the other side of the threshold (outside the margin). Anything between
+is inconclusive, with, for an equivalence or non-inferiority check, its power at the design's
+seeds (the chance to pass were the true difference 0, at this standard error). A check with a
+`floor` is inconclusive when either system of its comparison scores below the floor on the
+floor's metric and bucket: a model that does not work cannot show the effect.
 """
 
 from __future__ import annotations
@@ -92,9 +98,10 @@ def one_bucket(rows: pd.DataFrame, bucket: str) -> pd.DataFrame | dict:
     return picked
 
 
-def degrees(row: pd.Series) -> float:
-    """The row's degrees of freedom: its `df` column where it has one, else inf (normal)."""
-    df = pd.to_numeric(row.get("df", math.nan), errors="coerce")
+def degrees(row: pd.Series, side: str | None = None) -> float:
+    """The degrees of freedom of the difference (`df`) or of a side's mean (`df_a`, `df_b`);
+    inf (normal) where the row has none."""
+    df = pd.to_numeric(row.get(f"df_{side}" if side else "df", math.nan), errors="coerce")
     return float(df) if np.isfinite(df) and df > 0 else math.inf
 
 
@@ -105,56 +112,87 @@ def estimate(row: pd.Series, side: str | None) -> tuple[float, float]:
     return float(row[f"mean_{side}"]), float(row[f"se_{side}"])
 
 
+def row_interval(row: pd.Series, side: str | None) -> tuple[float, float]:
+    """The row's 95% interval of the difference, or of a side's mean (comparisons.csv's own)."""
+    suffix = f"_{side}" if side else ""
+    return float(row[f"ci_low{suffix}"]), float(row[f"ci_high{suffix}"])
+
+
 def null(check: ComparisonCheck) -> tuple[str, float]:
     """The check's null hypothesis: (kind, threshold); a report tests 'no difference'."""
     if check.op in ("equivalent", "non_inferior"):
         return check.op, float(check.margin)
     if check.op == "report":
         return "point", 0.0
-    return "point", float(check.expected or 0.0)
+    return check.op, float(check.expected or 0.0)
 
 
 def null_p(hypothesis: tuple[str, float], value: float, se: float, df: float = math.inf) -> float:
-    """The null's p-value in two-sided form (module docstring); NaN without a standard error."""
+    """The null's p-value in the form of its claim (module docstring); NaN without a standard
+    error."""
     kind, threshold = hypothesis
     if kind == "point":
         return intervals.two_sided_p(value - threshold, se, df)
-    if not (math.isfinite(value) and math.isfinite(se)):
-        return math.nan
-    clearances = [value + threshold] + ([threshold - value] if kind == "equivalent" else [])
-    return max(_one_sided_doubled(clearance, se, df) for clearance in clearances)
+    clearances = {
+        "above": [value - threshold],
+        "below": [threshold - value],
+        "non_inferior": [value + threshold],
+        "equivalent": [value + threshold, threshold - value],
+    }[kind]
+    return max(intervals.one_sided_p(clearance, se, df) for clearance in clearances)
 
 
-def _one_sided_doubled(clearance: float, se: float, df: float) -> float:
-    """2 P(T_df > clearance / se), at most 1: the estimate lies `clearance` beyond a one-sided
-    null (doubled, so that p < 0.05 is the 95% interval's rule)."""
+def contradicted(check: ComparisonCheck, low: float, high: float) -> bool:
+    """Whether the whole 95% interval lies where the claim says the estimate is not: on the
+    other side of the threshold, or (equivalence, non-inferiority) beyond the margin."""
+    if check.op == "above":
+        return high < check.expected
+    if check.op == "below":
+        return low > check.expected
+    if check.op == "non_inferior":
+        return high < -check.margin
+    if check.op == "equivalent":
+        return high < -check.margin or low > check.margin
+    return False
+
+
+def power(check: ComparisonCheck, se: float, df: float) -> float | None:
+    """An equivalence or non-inferiority check's chance to pass at this standard error were the
+    true difference 0 (one-sided 5% tests, before the claim's adjustment); None for others."""
+    if check.op not in ("equivalent", "non_inferior") or not math.isfinite(se):
+        return None
     if se == 0:
-        return 0.0 if clearance > 0 else 1.0
-    return intervals.doubled_tail(clearance / se, df)
+        return 1.0
+    reach = check.margin / se - intervals.critical(df, 1 - 2 * ALPHA)  # t(0.95, df)
+    if check.op == "non_inferior":
+        return 1 - intervals.upper_tail(reach, df)
+    return max(0.0, 1 - 2 * intervals.upper_tail(reach, df))
 
 
 def decide(
-    check: ComparisonCheck, value: float, p_raw: float, p_adjusted: float
+    check: ComparisonCheck, p_raw: float, p_adjusted: float, interval: tuple[float, float]
 ) -> tuple[str, str]:
-    """(status, reason) of a paired check from its raw and Holm-adjusted p-values."""
+    """(status, reason) of a paired check from its raw and Holm-adjusted p-values and its 95%
+    interval (module docstring)."""
     if check.op == "report":
         return "report", "reported"
-    if check.op in ("equivalent", "non_inferior"):
-        return ("pass", "inside_margin") if p_adjusted < ALPHA else ("fail", "equivalence_failed")
+    margin = check.op in ("equivalent", "non_inferior")
     if p_adjusted < ALPHA:
-        claimed = value > check.expected if check.op == "above" else value < check.expected
-        return ("pass", "beyond_threshold") if claimed else ("fail", "wrong_side")
+        return "pass", "inside_margin" if margin else "beyond_threshold"
+    if contradicted(check, *interval):
+        return "fail", "equivalence_failed" if margin else "wrong_side"
     if p_raw < ALPHA:
         return "inconclusive", "adjusted_straddles"
-    return "inconclusive", "interval_straddles"
+    return "inconclusive", "margin_undecided" if margin else "interval_straddles"
 
 
 def row_test(check: ComparisonCheck, row: pd.Series) -> Test:
     """The check's null hypothesis on one row, its p-value and degrees of freedom."""
     value, se = estimate(row, check.side)
+    df = degrees(row, check.side)
     hypothesis = null(check)
     key = (row.comparison, row.test_set, row.bucket, row.metric, check.side or "b-a", *hypothesis)
-    return Test(key, null_p(hypothesis, value, se, degrees(row)), degrees(row))
+    return Test(key, null_p(hypothesis, value, se, df), df)
 
 
 def row_facts(row: pd.Series) -> dict:
@@ -180,27 +218,28 @@ def judged(
     check: ComparisonCheck,
     value: float,
     se: float,
+    interval: tuple[float, float],
     test: Test,
     output: str,
     facts: dict,
     also_read: tuple[Test, ...] = (),
 ) -> Outcome:
-    """An estimate with its standard error judged by the p-value of `test`, its null (before the
-    claim's family adjusts it)."""
-    low, high = intervals.interval(value, se, test.df) if math.isfinite(se) else (math.nan,) * 2
-    status, reason = decide(check, value, test.p_value, test.p_value)
-    described = check.op == "report" and check.side is not None  # a system shown, not tested
+    """An estimate with its standard error and 95% interval judged by the p-value of `test`, its
+    null (before the claim's family adjusts it). A report tests nothing: it is shown."""
+    status, reason = decide(check, test.p_value, test.p_value, interval)
+    shown = check.op == "report"
+    found = power(check, se, test.df)
     return Outcome(
         status,
         reason,
         output,
         value=value,
-        ci_low=low,
-        ci_high=high,
+        ci_low=interval[0],
+        ci_high=interval[1],
         df=test.df,
-        facts=facts,
-        judged=None if described else test,
-        tests=() if described else (test, *also_read),
+        facts={**facts, **({"power": found} if found is not None else {})},
+        judged=None if shown else test,
+        tests=() if shown else (test, *also_read),
     )
 
 
@@ -229,7 +268,8 @@ def interval_test(
     """A paired difference (or one side's mean) judged by its interval."""
     value, se = estimate(row, check.side)
     facts = {**row_facts(row), "side": check.side, **facts}
-    return judged(check, value, se, row_test(check, row), output, facts, also_read)
+    interval = row_interval(row, check.side)
+    return judged(check, value, se, interval, row_test(check, row), output, facts, also_read)
 
 
 def doubling_slope(picked: pd.DataFrame) -> tuple[float, float, float]:
@@ -240,16 +280,23 @@ def doubling_slope(picked: pd.DataFrame) -> tuple[float, float, float]:
     u = log2 x, so its variance is sum w_i^2 se_i^2 when the deltas are independent. Their seed
     parts are (each x has its own runs); their sentence parts share the test sentences, but a
     part common to every delta cancels in a sum whose weights add up to zero, so for it the
-    independent form errs wide. Its degrees of freedom: Welch-Satterthwaite over the members'.
+    independent form errs wide. Its degrees of freedom: calibrated (intervals.calibrated_df), each
+    member's seed part on its own df, the sentence parts known.
     """
     u = np.log2(picked.x.to_numpy(float))
     u = u - u.mean()
     weights = u / (u @ u)
-    parts = weights**2 * picked.se.to_numpy(float) ** 2
-    df = intervals.satterthwaite(
-        [(part, degrees(row)) for part, (_, row) in zip(parts, picked.iterrows(), strict=True)]
-    )
-    return float(weights @ picked.delta.to_numpy(float)), float(np.sqrt(parts.sum())), df
+    squared = weights**2
+    seed = np.nan_to_num(picked.se_seed.to_numpy(float) ** 2)
+    total = squared * picked.se.to_numpy(float) ** 2
+    components = [
+        (part, int(df))
+        for part, df in zip(squared * seed, picked.seed_df.to_numpy(float), strict=True)
+        if df > 0
+    ]
+    known = float(total.sum() - sum(part for part, _ in components))
+    df = intervals.calibrated_df(components, max(0.0, known))
+    return float(weights @ picked.delta.to_numpy(float)), float(np.sqrt(total.sum())), df
 
 
 def family_statistic(check: ComparisonCheck, picked: pd.DataFrame, output: str) -> Outcome:
@@ -277,7 +324,8 @@ def family_statistic(check: ComparisonCheck, picked: pd.DataFrame, output: str) 
             "test_set": first.test_set,
             "bucket": first.bucket,
         }
-        return judged(check, slope, se, test, output, facts)
+        interval = intervals.interval(slope, se, df) if math.isfinite(se) else (math.nan,) * 2
+        return judged(check, slope, se, interval, test, output, facts)
     row = picked.loc[picked.delta.idxmax()] if check.statistic == "max" else picked.iloc[-1]
     members = tuple(row_test(check, member) for _, member in picked.iterrows())
     searched = members if check.statistic == "max" else ()  # the largest of several: all count

@@ -576,8 +576,7 @@ def seeds_together(parts: list[Reference], comparison: str) -> dict | None:
     sentence = max(
         (part["se_sentence"] for part in own if math.isfinite(part["se_sentence"])), default=0.0
     )
-    components = [(seed_variance, len(values) - 1), (sentence**2, math.inf)]
-    df = intervals.satterthwaite(components)
+    df = intervals.calibrated_df([(seed_variance, len(values) - 1)], sentence**2)
     se = math.sqrt(seed_variance + sentence**2)
     low, high = intervals.interval(values.mean(), se, df)
     return {

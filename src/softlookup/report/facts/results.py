@@ -8,7 +8,6 @@ import math
 
 import pandas as pd
 
-from ... import intervals
 from ...data.buckets import ALL, bucket_order, bucket_start
 from ..families import other_keys
 from ..labels import setting_label
@@ -112,24 +111,22 @@ def length_effect(study: Study) -> dict | None:
 
 def share_intervals(study: Study, test_set: str, last: str) -> dict[str, dict]:
     """{variant: {value, ci_low, ci_high}}: each system's own share of its shortest-bucket BLEU
-    kept on bucket `last` (mean over seeds, seed-aware t interval), from the bleu_share rows of
-    the comparisons on `test_set` that name it (comparisons.csv's mean, se and df of a side: its
-    own family's seed variance, whichever family the other side is of)."""
+    kept on bucket `last` (mean over seeds, with its own seed-aware interval, at least 0), from
+    the bleu_share rows of the comparisons on `test_set` that name it (comparisons.csv's mean and
+    interval of a side: the one interval of that system every table reads)."""
     rows = tables.comparisons(study, bucket=last, metric="bleu_share")
     if rows.empty or "test_set" not in rows:
         return {}
     rows = rows[rows["test_set"] == test_set]
-    found = {}
-    for row in rows.to_dict("records"):
-        for side in ("a", "b"):
-            value, se, df = row[f"mean_{side}"], row[f"se_{side}"], row[f"df_{side}"]
-            low, high = (
-                intervals.interval(value, se, df)
-                if math.isfinite(se) and df > 0
-                else (math.nan, math.nan)
-            )
-            found[row[f"system_{side}"]] = {"value": value, "ci_low": low, "ci_high": high}
-    return found
+    return {
+        row[f"system_{side}"]: {
+            "value": row[f"mean_{side}"],
+            "ci_low": row[f"ci_low_{side}"],
+            "ci_high": row[f"ci_high_{side}"],
+        }
+        for row in rows.to_dict("records")
+        for side in ("a", "b")
+    }
 
 
 def length_shares(study: Study) -> dict | None:

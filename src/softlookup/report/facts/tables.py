@@ -12,6 +12,7 @@ import math
 import pandas as pd
 
 from ... import intervals
+from ...evaluate.compare import RANGES
 from ...evaluate.score import SETTING_COLUMNS, final_point
 from ..labels import base_labels, sweep_label, variant_label
 from ..study import Study
@@ -67,8 +68,8 @@ def pooled(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     Student's t (softlookup.intervals) with two parts, as the comparisons have them
     (evaluate/compare.py): the runs' spread over seeds (variance / n on n - 1 df) and the test
     sentences' sampling variance of one run (sacrebleu's bootstrap interval read as +-1.96 se,
-    mean over the runs; common to all seeds, so not divided by n), Welch-Satterthwaite df. One run:
-    its own bootstrap interval."""
+    mean over the runs; common to all seeds, so not divided by n), the calibrated df,
+    cut to the metric's range (a BLEU in [0, 100]). One run: its own bootstrap interval."""
     if rows.empty:
         return rows
     ok = rows[rows["status"].fillna("ok") == "ok"] if "status" in rows else rows
@@ -79,11 +80,15 @@ def pooled(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         seed = values.var(ddof=1) / len(values) if len(values) > 1 else 0.0
         low, high = math.nan, math.nan  # no interval without the runs' own
         if math.isfinite(sentence):
-            parts = [(sentence, math.inf), *([(seed, len(values) - 1)] if len(values) > 1 else [])]
-            df = intervals.satterthwaite(parts)
+            df = intervals.calibrated_df(
+                [(seed, len(values) - 1)] if len(values) > 1 else [], sentence
+            )
             se = math.sqrt(seed + sentence)
-            low, high = (
-                intervals.interval(values.mean(), se, df) if se > 0 else (values.mean(),) * 2
+            low, high = intervals.within(
+                intervals.interval(values.mean(), se, df) if se > 0 else (values.mean(),) * 2,
+                RANGES.get(str(group["metric"].iloc[0]), (-math.inf, math.inf))
+                if "metric" in group
+                else (-math.inf, math.inf),
             )
         keys = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
         found.append({**keys, "value": values.mean(), "ci_low": low, "ci_high": high,
