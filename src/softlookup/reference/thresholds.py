@@ -120,7 +120,8 @@ def blobs(paths: list[str], root: Path = ROOT) -> list[str | None]:
 
 
 def cells(raw: dict) -> list[dict]:
-    """A check as the ledger counts it: a `grid` check is one check per cell of its grid."""
+    """A check as the ledger counts it: a `grid` check is one check per cell of its grid (not
+    claims.spec's expansion: an old version of the file need not pass today's checks)."""
     if "grid" not in raw:
         return [raw]
     axes = list(raw["grid"].items())
