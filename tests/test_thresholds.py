@@ -192,6 +192,8 @@ def test_a_floor_leaves_a_check_undecided_when_a_system_scores_below_it():
         "inconclusive",
         "inconclusive",
     ]
+    # the floor at its value holds whatever the bar: a bar moved either way stays undecided
+    assert {thresholds.reread(made, "bar", f, floor) for f in (0.8, 1.2)} == {"inconclusive"}
 
 
 # --- the appendix, from a fixture ---------------------------------------------------------------
@@ -320,8 +322,8 @@ def test_the_appendix_gives_each_threshold_and_re_reads_the_post_hoc_ones(tmp_pa
     assert (
         r"A1 & \raggedright Tolerance: 2 checks (1--2) & \raggedright \ensuremath{\pm}0.001" in text
     )
-    assert r"\textbf{after} results (2026-11-29) & \raggedright 2026-12-01" in text
-    assert "under 5 BLEU: undecided" in text and "_" not in text.split(r"\section")[1]
+    assert r"\textbf{after} results of 2026-11-29 & \raggedright 2026-12-01" in text
+    assert "under 5 BLEU (shortest inputs)" in text and "_" not in text.split(r"\section")[1]
 
 
 def test_without_a_history_the_appendix_says_so(tmp_path):

@@ -37,13 +37,17 @@ KEYS = {  # a threshold's kind as the appendix words it
 
 def reread(check: claims.Check, key: str, factor: float, floor: dict | None = None) -> str:
     """The check's status with its threshold `key` times `factor` (module docstring); `floor`:
-    its floor with `scores`, the systems' scores on the floor's metric and bucket."""
+    the check's floor, if it has one, with `scores`, its systems' scores on the floor's metric and
+    bucket (moved too when `key` is "floor")."""
     if check.status == "pending" or check.value is None:
         return "pending"
+    if floor is not None:
+        below = floor["below"] * (factor if key == "floor" else 1.0)
+        if any(score < below for score in floor["scores"].values()):
+            return "inconclusive"
     if key == "floor":
-        below = any(score < floor["below"] * factor for score in floor["scores"].values())
-        own = "margin" if check.op in ("equivalent", "non_inferior") else "bar"
-        return "inconclusive" if below else reread(check, own, 1.0)
+        key = "margin" if check.op in ("equivalent", "non_inferior") else "bar"
+        factor = 1.0
     interval = None
     if check.ci_low is not None and check.ci_high is not None:
         interval = (check.ci_low, check.ci_high)
@@ -119,7 +123,7 @@ def rows_of(history: pd.DataFrame, found: claims.Claims, floors_of: dict) -> lis
                 "after": row["results_then"] == "yes",
                 "check_row": check,
                 "checks": [] if check is None else [check],
-                "floor": floors_of.get(place) if row["key"] == "floor" else None,
+                "floor": floors_of.get(place),
                 "day": str(row["date"])[:10],
                 "reference_day": str(row["reference_date"])[:10],
             }
