@@ -319,10 +319,8 @@ def test_the_appendix_gives_each_threshold_and_re_reads_the_post_hoc_ones(tmp_pa
     env = render.environment(ROOT / "paper" / "sections")
     env.globals.update(level=95)
     text = " ".join(env.get_template("thresholds.tex").render(found).split())
-    assert (
-        r"A1 & \raggedright Tolerance: 2 checks (1--2) & \raggedright \ensuremath{\pm}0.001" in text
-    )
-    assert r"\textbf{after} results of 2026-11-29 & \raggedright 2026-12-01" in text
+    assert r"A1 & Tolerance: 2 checks (1--2) & \ensuremath{\pm}0.001" in text
+    assert r"\textbf{after} results of 2026-11-29 & 2026-12-01" in text
     assert "under 5 BLEU (shortest inputs)" in text and "_" not in text.split(r"\section")[1]
 
 
