@@ -11,6 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: src/softlookup/paths.py -> .
 CONFIG_DIR = ROOT / "config"
 CLAIMS_FILE = CONFIG_DIR / "claims.yaml"
+THRESHOLD_HISTORY = CONFIG_DIR / "threshold_history.csv"  # reference.thresholds, from git
 SCHEMAS = ROOT / "workflow" / "schemas"
 CONFIG_SCHEMA = SCHEMAS / "config.schema.yaml"
 CLAIMS_SCHEMA = SCHEMAS / "claims.schema.yaml"

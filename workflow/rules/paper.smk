@@ -46,6 +46,7 @@ rule paper_sections:
         analysis=ANALYSIS_OUTPUTS,
         figures=PAPER_FIGURES,
         references=CONVERGENCE_FILES,
+        thresholds="config/threshold_history.csv",  # reference.thresholds, from git
     output:
         PAPER_PARTS,
     log:

@@ -20,6 +20,7 @@ from . import (
     pooling,
     results,
     tables,
+    thresholds,
     training,
 )
 
@@ -64,6 +65,7 @@ SECTIONS = {
     "budget": training.budget,
     "paths": convergence.paths_appendix,
     "checks": back.checks,
+    "thresholds": thresholds.section,
     "reproducibility": back.reproducibility,
     "sources": back.sources,
     "macros": back.macros,
