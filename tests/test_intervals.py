@@ -1,17 +1,17 @@
-"""The t rule (softlookup.intervals) and the promise of the comparisons' 95% intervals: simulated
-studies from a known truth, run through the code that writes comparisons.csv, cover the true
-difference 93-97% of the time at 2, 3 and 5 seeds, where the two-level bootstrap with 1.96 that it
-replaced falls short at 2 seeds."""
+"""The t rule (softlookup.intervals), its calibrated degrees of freedom, and the statistics of
+one cell of comparisons (evaluate.paired) on hand-made scores; the coverage the paper promises
+is tests/test_coverage.py's."""
 
 import json
 import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from softlookup import intervals
-from softlookup.evaluate.compare import COVERAGE, draw_counts, share
-from softlookup.evaluate.paired import SeedScores, cell_comparisons, seed_scores
+from softlookup.evaluate.compare import in_range
+from softlookup.evaluate.paired import SeedScores, cell_comparisons
 
 
 def test_t_critical_values_and_p_values():
@@ -28,15 +28,61 @@ def test_t_critical_values_and_p_values():
         intervals.critical(0)
 
 
-def test_satterthwaite_degrees_of_freedom():
-    assert intervals.satterthwaite([(1.0, 1), (1.0, 1)]) == pytest.approx(2)
-    assert intervals.satterthwaite([(1.0, 4), (1.0, math.inf)]) == pytest.approx(16)
-    assert intervals.satterthwaite([(2.0, 3)]) == pytest.approx(3)
-    assert intervals.satterthwaite([(0.0, 3), (0.0, math.inf)]) == math.inf
-    assert intervals.satterthwaite([(1.0, math.inf)]) == math.inf
+def test_one_sided_p_is_half_the_two_sided_on_the_claimed_side():
+    assert intervals.one_sided_p(1.645, 1.0, math.inf) == pytest.approx(0.05, abs=1e-4)
+    assert intervals.one_sided_p(2.132, 1.0, 4) == pytest.approx(0.05, abs=1e-3)
+    assert intervals.one_sided_p(-2.132, 1.0, 4) == pytest.approx(0.95, abs=1e-3)
+    assert intervals.one_sided_p(0.3, 0.0, 4) == 0 and intervals.one_sided_p(-0.3, 0.0, 4) == 1
 
 
-# ---- the family core on hand-made scores ----------------------------------------------------------
+def test_an_interval_is_cut_to_its_quantity_s_range():
+    assert intervals.within((-0.99, 0.99), (0, 100)) == (0, 0.99)
+    assert intervals.within((-5, 120), (0, 100)) == (0, 100)
+    assert intervals.within((2, 3), (0, math.inf)) == (2, 3)
+
+
+def test_calibrated_df_is_t_without_a_sentence_part_and_normal_without_a_seed_part():
+    assert intervals.calibrated_df([(1.0, 1)], 0.0) == pytest.approx(1, rel=1e-3)
+    assert intervals.calibrated_df([(2.0, 4)], 0.0) == pytest.approx(4, rel=1e-3)
+    assert intervals.calibrated_df([], 1.0) == math.inf
+    assert intervals.calibrated_df([(0.0, 1)], 1.0) == math.inf  # seeds that agree exactly
+
+
+def test_calibrated_df_moves_smoothly_with_the_seed_share():
+    """No cliff: the critical value grows steadily from z to t(k) as the seed share grows."""
+    shares = np.linspace(0.01, 0.99, 99)
+    values = [intervals.critical(intervals.calibrated_df([(s, 1)], 1 - s)) for s in shares]
+    assert values[0] == pytest.approx(1.96, abs=0.05) and values[-1] < 12.71
+    assert np.all(np.diff(values) > 0) and np.max(np.diff(values)) < 0.25
+
+
+def calibrated_coverage(k: int, exponent: float, share: float) -> float:
+    """Exact coverage (quadrature over the chi-square law of a k-df seed variance) of the
+    calibrated interval when the seed part is `share` of the true variance."""
+    u = (np.arange(4000) + 0.5) / 4000
+    seed = share * stats.chi2.ppf(u, k) / k
+    estimated_share = seed / (seed + 1 - share)
+    z, t = stats.norm.ppf(0.975), stats.t.ppf(0.975, k)
+    critical = z + (t - z) * estimated_share**exponent
+    return float(np.mean(2 * stats.norm.cdf(critical * np.sqrt(seed + 1 - share)) - 1))
+
+
+@pytest.mark.parametrize("k", [1, 2, 4, 10])
+def test_the_calibration_table_is_the_exponent_that_covers_95_percent_best(k):
+    """intervals.CALIBRATION[k] minimises the largest distance of the coverage from 95% over
+    seed shares of 1-99% (a nearby exponent does worse), and what it reaches is stated."""
+    shares = np.linspace(0.01, 0.99, 50)
+
+    def worst(exponent):
+        covered = [calibrated_coverage(k, exponent, share) for share in shares]
+        return max(abs(c - 0.95) for c in covered)
+
+    exponent = intervals.CALIBRATION[k]
+    assert worst(exponent) <= min(worst(exponent - 0.05), worst(exponent + 0.05))
+    assert worst(exponent) < {1: 0.021, 2: 0.0085, 4: 0.003, 10: 0.001}[k]
+
+
+# ---- one cell of comparisons on hand-made scores --------------------------------------------------
 
 
 def scores(observed, seeds=None, spread=0.0, draws=50, rng=None):
@@ -49,42 +95,36 @@ def scores(observed, seeds=None, spread=0.0, draws=50, rng=None):
     )
 
 
-def one(scores: dict, name: str = "gru") -> dict[str, str]:
-    """Every variant of `scores` in one family, `name`."""
-    return dict.fromkeys(scores, name)
-
-
-def test_pooled_seed_variance_has_the_family_s_degrees_of_freedom():
-    family = {"a": scores([10, 11]), "b": scores([12, 13]), "c": scores([20, 21.5])}
-    rows, pools = cell_comparisons(
-        family, [("b_vs_a", "a", "b"), ("c_vs_a", "a", "c")], one(family)
-    )
-    pool = pools["gru"]
-    assert pool.df == 3 and pool.variance == pytest.approx((0.5 + 0.5 + 1.125) / 3)
+def test_a_paired_comparison_takes_its_seed_variance_from_its_own_per_seed_deltas():
+    family = {"a": scores([10, 11]), "b": scores([12, 13.5]), "c": scores([20, 29])}
+    rows = cell_comparisons(family, [("b_vs_a", "a", "b"), ("c_vs_a", "a", "c")])
     row = rows[0]
-    assert row["seed_df"] == 3 and row["se_seed"] == pytest.approx(math.sqrt(pool.variance))
-    assert row["se_sentence"] == 0 and row["df"] == pytest.approx(3)
-    half = intervals.critical(3) * row["se"]
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx((2 - half, 2 + half))
-    assert json.loads(row["seed_deltas"]) == {"1": 2.0, "2": 2.0}
-    assert "pooled over family gru (3 variants, df 3" in row["method"]
+    own = np.var([2.0, 2.5], ddof=1) / 2
+    assert row["seed_df"] == 1 and row["se_seed"] == pytest.approx(math.sqrt(own))
+    assert row["se_sentence"] == 0 and row["df"] == pytest.approx(1, rel=1e-3)
+    half = intervals.critical(row["df"]) * row["se"]
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((2.25 - half, 2.25 + half))
+    assert json.loads(row["seed_deltas"]) == {"1": 2.0, "2": 2.5}
+    assert "per-seed differences" in row["method"]
+    # c's seeds disagree widely: only its own comparison widens, b's is not touched by it
+    assert rows[1]["se"] > 5 * row["se"]
 
 
-def test_unequal_seed_variances_fall_back_to_each_comparison_s_own_seeds():
-    family = {
-        "a": scores([10, 10.01, 9.99, 10.0, 10.02]),
-        "b": scores([12, 15, 9, 14, 8]),
-        "c": scores([11, 11.02, 10.98, 11.01, 11.0]),
-    }
-    rows, pools = cell_comparisons(
-        family, [("b_vs_a", "a", "b"), ("c_vs_a", "a", "c")], one(family)
-    )
-    pool = pools["gru"]
-    assert pool.rejected and pool.p_value < 0.05
-    own = np.var(family["b"].observed - family["a"].observed, ddof=1) / 5
-    assert rows[0]["se_seed"] == pytest.approx(math.sqrt(own)) and rows[0]["seed_df"] == 4
-    assert "own seeds" in rows[0]["method"] and "rejected" in rows[0]["method"]
-    assert rows[1]["se"] < rows[0]["se"] / 10  # c's seeds agree: its own interval stays narrow
+def test_a_system_whose_every_score_is_zero_gets_zero_as_its_interval():
+    family = {"empty": scores([0.0, 0.0]), "b": scores([20, 21.4], spread=0.5)}
+    (row,) = cell_comparisons(family, [("b_vs_empty", "empty", "b")])
+    row = in_range(row, "bleu")
+    assert (row["mean_a"], row["ci_low_a"], row["ci_high_a"]) == (0, 0, 0)
+    assert row["se_a"] == 0 and row["df_a"] == math.inf
+    assert 0 <= row["ci_low_b"] < row["mean_b"] < row["ci_high_b"] <= 100
+
+
+def test_a_system_s_interval_uses_its_own_seeds_and_stays_in_range():
+    family = {"low": scores([0.2, 1.9], spread=0.3), "b": scores([5, 5.1])}
+    (row,) = cell_comparisons(family, [("b_vs_low", "low", "b")])
+    row = in_range(row, "bleu")
+    assert row["df_a"] < 2 and row["ci_low_a"] == 0  # t on its own 1 df reaches below 0: cut
+    assert row["df_b"] == pytest.approx(1, rel=1e-3)  # b's own seeds, not a's or the pair's
 
 
 def test_one_seed_has_no_seed_variance_and_a_normal_interval():
@@ -92,8 +132,8 @@ def test_one_seed_has_no_seed_variance_and_a_normal_interval():
         "a": scores([10.0], spread=0.5),
         "b": scores([11.0], spread=0.8, rng=np.random.default_rng(2)),
     }
-    (row,), pools = cell_comparisons(family, [("b_vs_a", "a", "b")], one(family))
-    assert pools["gru"].df == 0 and math.isnan(row["se_seed"]) and row["seed_df"] == 0
+    (row,) = cell_comparisons(family, [("b_vs_a", "a", "b")])
+    assert math.isnan(row["se_seed"]) and row["seed_df"] == 0
     assert row["df"] == math.inf and row["se"] == pytest.approx(row["se_sentence"])
     assert row["se"] > 0
     assert "no seed variance" in row["method"]
@@ -102,117 +142,41 @@ def test_one_seed_has_no_seed_variance_and_a_normal_interval():
 def test_a_side_without_any_finite_score_leaves_its_comparison_undefined():
     # a share of a bucket whose shortest-bucket BLEU is 0 for every seed: NaN, not a crash
     family = {"a": scores([math.nan, math.nan]), "b": scores([0.81, 0.85]), "c": scores([1, 2])}
-    rows, pools = cell_comparisons(
-        family, [("b_vs_a", "a", "b"), ("c_vs_b", "b", "c")], one(family)
-    )
-    undefined, defined = rows
+    undefined, defined = cell_comparisons(family, [("b_vs_a", "a", "b"), ("c_vs_b", "b", "c")])
     assert all(math.isnan(undefined[k]) for k in ("delta", "ci_low", "ci_high", "p_value"))
-    assert pools["gru"].df == 2 and defined["ci_low"] < defined["delta"] < defined["ci_high"]
+    assert defined["ci_low"] < defined["delta"] < defined["ci_high"]
 
 
-def test_a_comparison_across_families_takes_each_side_s_seed_variance_from_its_own_family():
-    # the GRUs' seeds agree (pooled over three variants); the one Transformer's disagree: its
-    # side keeps its own seed variance on its 1 df, not a pool of the two sides' seeds
-    scores_ = {
-        "gru_none": scores([10, 10.2]),
-        "gru_additive": scores([20, 20.4]),
-        "gru_dot": scores([18, 17.8]),
-        "transformer": scores([30, 33]),
+def test_systems_trained_on_different_seeds_are_compared_by_welch():
+    family = {"a": scores([10, 10.2], seeds=[1, 2]), "b": scores([30, 33], seeds=[3, 4])}
+    (row,) = cell_comparisons(family, [("b_vs_a", "a", "b")])
+    parts = [np.var([10, 10.2], ddof=1) / 2, np.var([30, 33], ddof=1) / 2]
+    assert row["se_seed"] ** 2 == pytest.approx(sum(parts))
+    assert row["seed_df"] == 2 and json.loads(row["seed_deltas"]) == {}
+    assert 1 <= row["df"] <= 2 and "Welch" in row["method"]
+
+
+def test_a_nudge_of_one_seed_moves_every_interval_a_little():
+    """No cliff: 0.1 BLEU more on one seed of one variant (seed SDs about 1, as in the default
+    study) changes no interval's width by more than a few percent."""
+    rng = np.random.default_rng(3)
+    family = {
+        name: scores(rng.normal(mean, 1.0, 3), spread=0.6, rng=rng)
+        for name, mean in (("a", 30), ("b", 31), ("c", 28), ("d", 0.5))
     }
-    families = {**one(scores_), "transformer": "transformer"}
-    pairs = [("tr_vs_none", "gru_none", "transformer"), ("add_vs_none", "gru_none", "gru_additive")]
-    (across, within), pools = cell_comparisons(scores_, pairs, families)
-    gru = (0.02 + 0.08 + 0.02) / 3
-    assert pools["gru"].df == 3 and pools["gru"].variance == pytest.approx(gru)
-    assert pools["transformer"].df == 1 and pools["transformer"].variance == pytest.approx(4.5)
-    parts = [(gru / 2, 3), (4.5 / 2, 1)]  # each side's seed variance of its mean, its df
-    assert across["se_seed"] ** 2 == pytest.approx(gru / 2 + 4.5 / 2)
-    assert across["seed_df"] == pytest.approx(intervals.satterthwaite(parts))
-    assert across["se_a"] == pytest.approx(math.sqrt(gru / 2))  # gru_none's own family
-    assert "summed by Welch" in across["method"] and "transformer: pooled over" in across["method"]
-    assert within["se_seed"] ** 2 == pytest.approx(gru) and within["seed_df"] == 3
+    pairs = [("b_vs_a", "a", "b"), ("c_vs_a", "a", "c"), ("d_vs_b", "b", "d")]
+    before = cell_comparisons(family, pairs)
+    observed = family["a"].observed.copy()
+    observed[0] += 0.1
+    family["a"] = SeedScores(family["a"].seeds, observed, family["a"].drawn + [[0.1], [0], [0]])
+    after = cell_comparisons(family, pairs)
 
+    def width(row, side):
+        return intervals.critical(row[f"df{side}"]) * row[f"se{side}"]
 
-# ---- coverage: simulated studies from a known truth ------------------------------------------------
-
-MEANS = {"v0": 30.0, "v1": 31.0, "v2": 29.5, "v3": 32.0}  # the variants' true mean scores
-PAIRS = [
-    ("v1_vs_v0", "v0", "v1"),
-    ("v2_vs_v0", "v0", "v2"),
-    ("v3_vs_v0", "v0", "v3"),
-    ("v3_vs_v1", "v1", "v3"),
-]
-SENTENCES = 60
-# Sentence-level noise of Multi30k's 1,000-sentence test set, scaled to SENTENCES so that each
-# variance component has the share it has there: per-sentence SDs of sentence difficulty (shared
-# by every system), a system's own per-sentence effect, and a run's own (seed-by-sentence) noise;
-# then the seed SD of a run's whole-set score. Whole-set scale: a run's score moves by
-# sqrt(0.5^2 + 15^2 / 1000) = 0.69 BLEU from seed to seed, the paired sentence se is ~0.45.
-SCALE = math.sqrt(SENTENCES / 1000)
-DIFFICULTY, SYSTEM, RUN, SEED_SD = 20 * SCALE, 10 * SCALE, 5 * SCALE, 0.7
-STUDIES, DRAWS = COVERAGE["studies"], 100
-
-
-def simulated_family(rng, seeds: int, counts) -> dict[str, SeedScores]:
-    """One study: every variant's runs scored per sentence (a mean of sentence scores, as the
-    sufficient statistics (score, 1)), through the scoring path of compare."""
-    difficulty = rng.normal(0, DIFFICULTY, SENTENCES)
-    family = {}
-    for variant, mean in MEANS.items():
-        system = difficulty + rng.normal(0, SYSTEM, SENTENCES)
-        runs = [
-            mean + rng.normal(0, SEED_SD) + system + rng.normal(0, RUN, SENTENCES)
-            for _ in range(seeds)
-        ]
-        stats = [np.column_stack([run, np.ones(SENTENCES)]) for run in runs]
-        family[variant] = seed_scores(list(range(1, seeds + 1)), stats, counts, share)
-    return family
-
-
-def two_level_bootstrap(a: SeedScores, b: SeedScores, rng) -> tuple[float, float]:
-    """The replaced method: each draw resamples the seeds (the same for both systems) then takes
-    the sentences' draw; interval delta +- 1.96 sd of the drawn deltas."""
-    picks = rng.integers(0, len(a.seeds), size=(a.drawn.shape[1], len(a.seeds)))  # (R, S)
-    columns = np.arange(a.drawn.shape[1])[:, None]
-    drawn = (b.drawn[picks, columns] - a.drawn[picks, columns]).mean(1)
-    delta, half = b.observed.mean() - a.observed.mean(), 1.96 * drawn.std(ddof=1)
-    return delta - half, delta + half
-
-
-def coverage(seeds: int) -> tuple[float, float]:
-    """(new method's, old method's) share of intervals covering the true delta (the old method
-    at 2 seeds only, where it must fall short)."""
-    rng = np.random.default_rng(seeds)
-    covered = np.zeros(2)
-    for _ in range(STUDIES):
-        family = simulated_family(rng, seeds, draw_counts(SENTENCES, DRAWS, int(rng.integers(1e9))))
-        rows, _ = cell_comparisons(family, PAIRS, one(family, "simulated"))
-        for (_, a, b), row in zip(PAIRS, rows, strict=True):
-            truth = MEANS[b] - MEANS[a]
-            low, high = two_level_bootstrap(family[a], family[b], rng) if seeds == 2 else (0, 0)
-            covered += [row["ci_low"] <= truth <= row["ci_high"], low <= truth <= high]
-    return tuple(covered / (STUDIES * len(PAIRS)))
-
-
-def test_the_coverage_the_paper_states_is_the_one_tested_here():
-    """The paper's Statistics paragraph prints evaluate.compare.COVERAGE; the test below keeps it
-    (pinned here, so that loosening the promise is a visible change of this test)."""
-    assert COVERAGE == {
-        "studies": 1000,
-        "seeds": (2, 3, 5),
-        "band": (0.93, 0.97),
-        "replaced_below": 0.90,
-    }
-
-
-@pytest.mark.parametrize("seeds", COVERAGE["seeds"])
-def test_the_95_percent_interval_covers_the_true_difference_95_percent_of_the_time(seeds):
-    new, old = coverage(seeds)
-    print(
-        f"{seeds} seeds: coverage {new:.3f} (pooled seed variance, t)"
-        + (f", {old:.3f} (two-level bootstrap, 1.96)" if seeds == 2 else "")
-    )
-    low, high = COVERAGE["band"]
-    assert low <= new <= high
-    if seeds == 2:
-        assert old < COVERAGE["replaced_below"]
+    for old, new in zip(before, after, strict=True):
+        for side in ("", "_a", "_b"):
+            assert width(new, side) == pytest.approx(width(old, side), rel=0.08), (
+                old["comparison"],
+                side,
+            )

@@ -129,12 +129,30 @@ def test_a_comparison_the_config_does_not_define_is_pending(ledger):
     assert ledger.loc["T6", "reason"] == "not_run"
 
 
-def test_equivalence_needs_the_whole_interval_inside_the_margin(ledger, tables):
+def test_equivalence_passes_by_two_one_sided_tests_and_fails_only_beyond_its_margin(
+    ledger, tables
+):
     checks = tables[1].set_index(["claim_id", "check"])
-    assert checks.loc[("T7", 1), "status"] == "pass"  # [-0.5, 1.1] inside +-1.5
-    assert checks.loc[("T7", 2), "status"] == "fail"  # 1.1 beyond 1.0
-    assert checks.loc[("T7", 2), "reason"] == "equivalence_failed"
+    # 0.3 [-0.5, 1.1] (se 0.41): within +-1.5; within +-1.0 too by its own one-sided tests at
+    # 5% (p = 0.043), not once the claim's four tests are adjusted together
+    assert checks.loc[("T7", 1), "status"] == "pass"
+    assert (checks.loc[("T7", 2), "status"], checks.loc[("T7", 2), "reason"]) == (
+        "inconclusive",
+        "adjusted_straddles",
+    )
+    assert checks.loc[("T7", 2), "p_value"] == pytest.approx(0.043, abs=1e-3)
     assert checks.loc[("T7", 2), "allowed"] == 1
+    # within +-0.5: neither shown inside nor beyond; the check gives its power
+    assert (checks.loc[("T7", 3), "status"], checks.loc[("T7", 3), "reason"]) == (
+        "inconclusive",
+        "margin_undecided",
+    )
+    assert 0 <= json.loads(checks.loc[("T7", 3), "facts"])["power"] < 0.05
+    # 10 [8, 12] lies wholly beyond +-1.5: the difference is shown to be too large
+    assert (checks.loc[("T7", 4), "status"], checks.loc[("T7", 4), "reason"]) == (
+        "fail",
+        "equivalence_failed",
+    )
     assert ledger.loc["T7", "verdict"] == "partly"
 
 
@@ -247,9 +265,11 @@ def test_a_clear_difference_has_a_small_p_value_not_zero():
     assert two_sided_p(0.5, 0.3, math.inf) == pytest.approx(
         0.0956, abs=1e-4
     )  # the body is unchanged
-    # a one-sided null (non-inferiority, margin 1): capped at 1 on the wrong side, never 0
-    assert null_p(("non_inferior", 1.0), -4.84, 0.49) == 1.0
+    # a one-sided null (non-inferiority, margin 1): near 1 on the wrong side, never 0
+    assert null_p(("non_inferior", 1.0), -4.84, 0.49) == pytest.approx(1.0)
     assert 0 < null_p(("non_inferior", 1.0), 4.84, 0.49) < 1e-30
+    # and half the two-sided p on the claimed side
+    assert null_p(("above", 0.0), 0.5, 0.3) == pytest.approx(0.0956 / 2, abs=1e-4)
     # a sentence states it as smaller than a thousandth; the p_value column keeps it exact
     assert stated_p(two_sided_p(-4.84, 0.49, math.inf)) == "p < 0.001"
     assert stated_p(0.0434) == "p = 0.043" and stated_p(0.001) == "p = 0.001"
@@ -412,8 +432,10 @@ def comparison(
     se_b=0.5,
 ) -> dict:
     """A comparisons.csv row as compare writes it: delta = mean_b - mean_a (X_vs_Y: b = X), its
-    standard error from the interval (delta +- 1.96 se) and the p-value that goes with it."""
+    standard error from the interval (delta +- 1.96 se) and the p-value that goes with it; each
+    system's own interval mean +- 1.96 se_a (se_b), no seed part (df inf)."""
     se = (high - low) / (2 * Z95)
+    mean_b = mean_a + delta
     return {
         "comparison": name,
         "system_a": a,
@@ -422,14 +444,20 @@ def comparison(
         "bucket": bucket,
         "metric": metric,
         "mean_a": mean_a,
-        "mean_b": mean_a + delta,
+        "mean_b": mean_b,
         "delta": delta,
         "ci_low": low,
         "ci_high": high,
         "p_value": two_sided_p(delta, se, math.inf),
         "se": se,
+        "se_seed": math.nan,
+        "seed_df": 0,
         "se_a": se_a,
+        "ci_low_a": mean_a - Z95 * se_a,
+        "ci_high_a": mean_a + Z95 * se_a,
         "se_b": se_b,
+        "ci_low_b": mean_b - Z95 * se_b,
+        "ci_high_b": mean_b + Z95 * se_b,
         "seed_deltas": "{}",
         "seeds": 2,
         "n_sentences": 100,
@@ -736,15 +764,15 @@ def test_d5_one_head_as_good_as_eight_is_inconclusive(tmp_path):
 
 
 def test_d5_a_difference_that_passes_alone_is_inconclusive_among_the_claims_tests(tmp_path):
-    """8 vs 1 head, p = 0.03: its 95% interval is above 0 (before: reproduced), but the claim
-    reads four head comparisons; Holm's adjustment takes it above 0.05."""
+    """8 vs 1 head, one-sided p = 0.03: it passes alone, but the claim's decisive checks read
+    several head comparisons; Holm's adjustment takes it above 0.05."""
     heads = {
         "d5_heads2_vs_heads1": (0.5, -0.05, 1.05),
         "d5_heads16_vs_heads1": (0.45, -0.1, 1.0),
-        "d5_heads8_vs_heads4": (-0.9, -1.5, -0.3),
+        "d5_heads8_vs_heads4": (-0.6, -1.2, 0.0),  # one-sided p = 0.025: the other decisive test
     }
     se = 0.3
-    delta = 2.17 * se  # p = 0.03, interval [+0.06, +1.24]
+    delta = 1.881 * se  # one-sided p = 0.03
     ledger = d_ledger(
         tmp_path,
         ["D5"],
@@ -752,14 +780,10 @@ def test_d5_a_difference_that_passes_alone_is_inconclusive_among_the_claims_test
             heads8=(delta, delta - Z95 * se, delta + Z95 * se), heads=heads
         ),
     )
-    assert ledger.loc["D5", "ci_low"] > 0
     assert ledger.loc["D5", "verdict"] == "inconclusive", ledger.loc["D5", "reason"]
     heads8 = check_of(ledger, "D5", "8 heads vs 1 head")
-    assert (heads8.status, heads8.reason, heads8.family_size) == (
-        "inconclusive",
-        "adjusted_straddles",
-        4,
-    )
+    assert (heads8.status, heads8.reason) == ("inconclusive", "adjusted_straddles")
+    assert heads8.family_size >= 2
     assert heads8.p_value == pytest.approx(0.03, abs=1e-3) and heads8.p_adjusted >= 0.05
 
 
@@ -799,20 +823,23 @@ def test_d3_judges_the_slope_by_its_interval(tmp_path):
     assert (slope.status, slope.reason) == ("inconclusive", "interval_straddles")
 
 
-def test_a_row_with_degrees_of_freedom_gets_a_t_interval(tmp_path):
-    """A seed-aware comparisons.csv row carries its df: the interval widens to t(df), and a
-    difference clear of 0 under the normal rule straddles it at 2 degrees of freedom."""
+def test_a_row_with_degrees_of_freedom_gets_a_t_test(tmp_path):
+    """A seed-aware comparisons.csv row carries its df and its t(df) interval (compare's, read
+    as it is): a difference clear of 0 by the normal one-sided test is not at 2 degrees of
+    freedom (p = P(T_2 > 2.4) = 0.069)."""
     (tmp_path / "normal").mkdir()
     (tmp_path / "t").mkdir()
     rows = study_comparisons(heads8=(0.6, 0.6 - Z95 * 0.25, 0.6 + Z95 * 0.25))
     normal = d_ledger(tmp_path / "normal", ["D5"], comparisons=rows)
     assert check_of(normal, "D5", "8 heads vs 1 head").ci_low > 0
-    seeded = rows.assign(
-        df=[2.0 if name == "d5_heads8_vs_heads1" else math.nan for name in rows.comparison]
-    )
+    heads8_row = rows.comparison == "d5_heads8_vs_heads1"
+    seeded = rows.assign(df=[2.0 if row else math.nan for row in heads8_row])
+    seeded.loc[heads8_row, "ci_low"] = 0.6 - 4.303 * 0.25
+    seeded.loc[heads8_row, "ci_high"] = 0.6 + 4.303 * 0.25
     t2 = d_ledger(tmp_path / "t", ["D5"], comparisons=seeded)
     heads8 = check_of(t2, "D5", "8 heads vs 1 head")
     assert heads8.df == 2 and heads8.ci_low == pytest.approx(0.6 - 4.303 * 0.25, abs=1e-3)
+    assert heads8.p_value == pytest.approx(0.069, abs=1e-3)
     assert (heads8.status, heads8.reason) == ("inconclusive", "interval_straddles")
 
 
@@ -981,7 +1008,8 @@ def d7_bench(tokens=NEW_TOKENS, recompute_power=1.3, **generation) -> dict[str, 
     }  # (bf16 rounding on a GPU)
 
 
-HEADLINE = "recompute / cache step time against the prefix (log-log slope, 95% interval"
+TIMED = "recompute / cache step time against the prefix (log-log slope, 95% interval"
+HEADLINE = "score cells of the last token, recompute / cache"
 COUNTED = {
     "score cells of the last token, recompute / cache": 1.0,
     "(log-log; counted), cache: linear": 1.0,
@@ -989,60 +1017,39 @@ COUNTED = {
 }
 
 
-def test_d7_is_decided_by_step_times_over_four_prefix_lengths(tmp_path):
-    """Issue 33: the step times are repeated, each repetition gives its own slope over the four
-    prefix lengths (kv_step_slopes), judged by the 95% interval of their mean; beside them the
-    counted score cells of the last token, t with the cache and t^2 recomputing."""
+def test_d7_is_decided_by_counted_work_identical_tokens_and_memory(tmp_path):
+    """Issue 47: the timed slopes moved with the host's load (0.75, 0.66, 0.23 for one code), so
+    they are shown with their 95% intervals over repeated timings, not judged; the counted score
+    cells of the last token (t with the cache, t^2 recomputing), the identical tokens and the
+    cache memory decide."""
     ledger = project_ledger(tmp_path, ["D7"], bench=d7_bench())
     assert ledger.loc["D7", "verdict"] == "reproduced", ledger.loc["D7", "reason"]
-    assert ledger.loc["D7", "measured"] == "1.10"  # recompute / cache step time, log-log slope
-    headline = check_of(ledger, "D7", HEADLINE)
-    assert (headline.status, headline.reason) == ("pass", "beyond_threshold")
-    assert 0.5 < headline.ci_low < 1.1 < headline.ci_high
+    assert ledger.loc["D7", "measured"] == "1.000"  # the counted ratio's log-log slope
+    timed = check_of(ledger, "D7", TIMED)
+    assert (timed.status, timed.reason) == ("report", "reported")
+    assert 0.5 < timed.ci_low < 1.1 < timed.ci_high
     cache = check_of(ledger, "D7", "95% interval), cache")
-    assert (cache.status, cache.value) == ("pass", pytest.approx(CACHE_POWER))
+    assert (cache.status, cache.value) == ("report", pytest.approx(CACHE_POWER))
     assert check_of(ledger, "D7", "95% interval), recompute").value == pytest.approx(1.3)
     assert check_of(ledger, "D7", "repeated timings behind").value == REPEATS
     for label, slope in COUNTED.items():
         counted = check_of(ledger, "D7", label)
         assert (counted.status, counted.reason) == ("pass", "within_tolerance"), label
         assert counted.value == pytest.approx(slope, abs=1e-9)
-    assert check_of(ledger, "D7", "design target, ours").status == "pass"
+    assert check_of(ledger, "D7", "design target, ours").status == "report"
     assert check_of(ledger, "D7", "largest difference").value == pytest.approx(4e-3)
     assert check_of(ledger, "D7", "against layers (log-log)").value == pytest.approx(1.0)
     assert check_of(ledger, "D7", "heads of one width (log-log)").value == pytest.approx(1.0)
     assert ledger.loc["D7", "rule"] == "bench_generation bench_attention"
 
 
-def test_d7_headline_tells_linear_from_quadratic(tmp_path):
-    """Both ways' step times growing alike (recomputing as t^0.3, the cache as t^0.2): the
-    cache's slope still passes below 1.5, which was the headline before; the headline is the
-    ratio's slope, since issue 33 the mean over repeated timings judged by its 95% interval, and
-    that interval lies wholly below 0.5: it fails. The counted score cells, which no machine load
-    moves, still read linear with the cache and quadratic without."""
-    ledger = project_ledger(tmp_path, ["D7"], bench=d7_bench(recompute_power=0.3))
-    assert ledger.loc["D7", "verdict"] == "partly"
-    assert ledger.loc["D7", "measured"] == "0.10"
-    headline = check_of(ledger, "D7", HEADLINE)
-    assert (headline.status, headline.reason) == ("fail", "wrong_side") and headline.ci_high < 0.5
-    assert failing(ledger, "D7") == {headline.label: "wrong_side"}
-    assert check_of(ledger, "D7", "95% interval), cache").status == "pass"
-    assert all(check_of(ledger, "D7", label).status == "pass" for label in COUNTED)
-
-
-def test_d7_a_step_slope_whose_interval_straddles_the_bar_is_inconclusive(tmp_path):
-    """Issue 33: a ratio slope of 0.52 passed the old point rule (above 0.5); its repetitions'
-    interval straddles 0.5, so the timings cannot tell the two ways apart and D7 is
-    inconclusive, although nothing else contradicts it."""
-    ledger = project_ledger(tmp_path, ["D7"], bench=d7_bench(recompute_power=0.72))
-    assert ledger.loc["D7", "measured"] == "0.52"
-    assert (ledger.loc["D7", "verdict"], ledger.loc["D7", "reason"]) == (
-        "inconclusive",
-        "interval_straddles",
-    )
-    headline = check_of(ledger, "D7", HEADLINE)
-    assert headline.ci_low < 0.5 < headline.ci_high
-    assert failing(ledger, "D7") == {headline.label: "interval_straddles"}
+@pytest.mark.parametrize("recompute_power", [0.3, 0.72, 1.3])
+def test_d7_keeps_its_verdict_whatever_the_timings(tmp_path, recompute_power):
+    """Timings as a loaded host gives them (both ways growing alike, a ratio slope straddling
+    0.5, or clearly above it): the verdict stays the one the counted work gives."""
+    ledger = project_ledger(tmp_path, ["D7"], bench=d7_bench(recompute_power=recompute_power))
+    assert ledger.loc["D7", "verdict"] == "reproduced", ledger.loc["D7", "reason"]
+    assert check_of(ledger, "D7", TIMED).status == "report"
 
 
 def test_d7_counted_score_cells_catch_a_cache_that_reruns_its_prefix(tmp_path):
@@ -1077,10 +1084,10 @@ def test_d7_with_two_prefix_lengths_is_pending(tmp_path):
     ledger = project_ledger(tmp_path, ["D7"], bench=d7_bench(tokens=[25, 100], speedups=(2.0, 3.4)))
     assert ledger.loc["D7", "verdict"] == "pending"
     assert ledger.loc["D7", "reason"] == "too_few_points"
-    headline = check_of(ledger, "D7", HEADLINE)
-    assert (headline.status, headline.reason) == ("pending", "too_few_points")
-    assert json.loads(headline.facts)["needed"] == 4
-    assert json.loads(headline.facts)["fitted"] == 2
+    timed = check_of(ledger, "D7", TIMED)  # shown: its pending code kept
+    assert (timed.status, timed.reason) == ("report", "too_few_points")
+    assert json.loads(timed.facts)["needed"] == 4
+    assert json.loads(timed.facts)["fitted"] == 2
     for label in COUNTED:
         assert check_of(ledger, "D7", label).reason == "too_few_points", label
 
@@ -1089,10 +1096,9 @@ def test_d7_with_two_prefix_lengths_is_pending(tmp_path):
     "generation, failing, reason",
     [
         ({"identical": (True, True, False, True)}, "identical tokens", "outside_tolerance"),
-        ({"speedups": (1.5, 2.0, 2.5, 3.5)}, "at 100 new tokens", "wrong_side"),
     ],
 )
-def test_d7_fails_on_different_tokens_or_a_small_speedup(tmp_path, generation, failing, reason):
+def test_d7_fails_on_different_tokens(tmp_path, generation, failing, reason):
     failing_ = globals()["failing"]
     ledger = project_ledger(tmp_path, ["D7"], bench=d7_bench(**generation))
     assert ledger.loc["D7", "verdict"] == "partly"

@@ -190,3 +190,19 @@ rule compare:
         " --bucket-edges {params.edges:q} --min-bucket-sentences {params.min_sentences:q}"
         " --resamples {params.resamples:q} --out {output.comparisons:q}"
         " --seed-variance-out {output.seed_variance:q} > {log:q} 2>&1"
+
+
+# The coverage the comparisons' intervals keep, measured by simulated studies through the same
+# code (evaluate.coverage); the paper's Statistics paragraph prints its range. Reruns when the
+# study count changes, or by hand (-R coverage) after a change of evaluate/paired.py.
+rule coverage:
+    output:
+        "results/tables/coverage.csv",
+    log:
+        "results/logs/coverage.log",
+    benchmark:
+        "results/benchmarks/coverage/all.tsv"
+    params:
+        studies=config["evaluate"]["coverage_studies"],
+    shell:
+        "{PYTHON}.evaluate.coverage --studies {params.studies:q} --out {output:q} > {log:q} 2>&1"

@@ -37,6 +37,7 @@ rule paper_sections:
         scores="results/tables/scores.csv",
         comparisons="results/tables/comparisons.csv",
         seed_variance="results/tables/seed_variance.csv",
+        coverage="results/tables/coverage.csv",
         manifest=f"{DATA_DIR}/manifest.json",
         runs=expand("results/runs/{run}/{file}", run=RUNS,
                     file=["config.json", "meta.json", "log.csv"]),

@@ -9,7 +9,8 @@ python -m softlookup.claims.ledger --claims config/claims.yaml \
 Only the files named on the command line are read (the rule's declared inputs). claims.csv has
 one row per claim (COLUMNS, then the environment's columns); checks.csv one row per check
 (CHECK_COLUMNS: numbers and codes: status and reason (claims.checks.REASONS), value, interval,
-df, p_value of the check's null in the two-sided form, p_adjusted the same Holm-adjusted over the
+df, the standard error se of a paired check's estimate, p_value of the check's null (one-sided
+where the claim is: claims.checks.comparison), p_adjusted the same Holm-adjusted over the
 claim's family_size tests, the facts a sentence needs as JSON; `text` is left empty for
 softlookup.report.wording, the plain-text rendering of paper/sections/_wording.tex, which alone
 words them: the rule runs it next). claims.csv's verdict and reason code follow claims.verdicts.
@@ -81,6 +82,7 @@ CHECK_COLUMNS = [
     "ci_low",
     "ci_high",
     "df",
+    "se",
     "p_value",
     "p_adjusted",
     "family_size",
@@ -148,6 +150,7 @@ def check_row(claim: Claim, number: int, check: Check, outcome: Outcome, rule: s
         "ci_low": outcome.ci_low,
         "ci_high": outcome.ci_high,
         "df": outcome.df,
+        "se": outcome.se,
         "p_value": outcome.p_value,
         "p_adjusted": outcome.p_adjusted,
         "family_size": outcome.family_size,

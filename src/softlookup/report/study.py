@@ -101,7 +101,8 @@ class Study:
     results: Path
     scores: pd.DataFrame
     comparisons: pd.DataFrame
-    seed_variance: pd.DataFrame  # evaluate.compare's SEED_VARIANCE_COLUMNS: the pooling's evidence
+    seed_variance: pd.DataFrame  # evaluate.compare's SEED_VARIANCE_COLUMNS: each variant's seed SD
+    coverage: pd.DataFrame  # evaluate.coverage: the intervals' simulated coverage
     claims: pd.DataFrame
     checks: pd.DataFrame
     runs: dict[str, Run]
@@ -179,6 +180,7 @@ def load(
         scores=normalise_scores(read_csv(results / "tables" / "scores.csv", problems)),
         comparisons=read_csv(results / "tables" / "comparisons.csv", problems),
         seed_variance=read_csv(results / "tables" / "seed_variance.csv", problems),
+        coverage=read_csv(results / "tables" / "coverage.csv", problems),
         claims=read_csv(results / "claims" / "claims.csv", problems),
         checks=read_csv(results / "claims" / "checks.csv", problems),
         runs=loaded,

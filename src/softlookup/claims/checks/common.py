@@ -84,6 +84,7 @@ NUMERIC = (
     "se_a",
     "se_b",
     "df",
+    "se",
 )
 
 
@@ -109,6 +110,7 @@ class Outcome:
     ci_low: float | None = None
     ci_high: float | None = None
     df: float | None = None  # degrees of freedom of the interval (inf: normal)
+    se: float | None = None  # a paired check's standard error of its estimate
     deviation: float | None = None  # approx checks: |value - expected|
     facts: dict = field(default_factory=dict)
     judged: Test | None = None  # the test the status depends on (paired comparisons)

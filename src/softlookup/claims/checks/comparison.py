@@ -237,6 +237,7 @@ def judged(
         ci_low=interval[0],
         ci_high=interval[1],
         df=test.df,
+        se=se,
         facts={**facts, **({"power": found} if found is not None else {})},
         judged=None if shown else test,
         tests=() if shown else (test, *also_read),
@@ -287,12 +288,11 @@ def doubling_slope(picked: pd.DataFrame) -> tuple[float, float, float]:
     u = u - u.mean()
     weights = u / (u @ u)
     squared = weights**2
-    seed = np.nan_to_num(picked.se_seed.to_numpy(float) ** 2)
+    seed = np.nan_to_num(pd.to_numeric(picked.se_seed, errors="coerce").to_numpy(float) ** 2)
+    seed_df = pd.to_numeric(picked.seed_df, errors="coerce").fillna(0).to_numpy(float)
     total = squared * picked.se.to_numpy(float) ** 2
     components = [
-        (part, int(df))
-        for part, df in zip(squared * seed, picked.seed_df.to_numpy(float), strict=True)
-        if df > 0
+        (part, int(df)) for part, df in zip(squared * seed, seed_df, strict=True) if df > 0
     ]
     known = float(total.sum() - sum(part for part, _ in components))
     df = intervals.calibrated_df(components, max(0.0, known))

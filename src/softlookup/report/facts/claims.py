@@ -50,6 +50,7 @@ NUMBERS = (
     "ci_low",
     "ci_high",
     "df",
+    "se",
     "p_value",
     "p_adjusted",
     "deviation",
@@ -82,6 +83,7 @@ class Check:
     ci_low: float | None = None
     ci_high: float | None = None
     df: float | None = None
+    se: float | None = None  # a paired check's standard error
     p_value: float | None = None
     p_adjusted: float | None = None  # the judged test's p, Holm-adjusted within the claim
     family_size: int | None = None

@@ -1,45 +1,30 @@
-"""Facts of the seed variance the paired comparisons pool (results/tables/seed_variance.csv,
-evaluate.compare): per family of runs and test set, each variant's seed SD of whole-test-set BLEU
-of the final models beside the family's pooled SD and Bartlett's test of equal variances, which
-the appendix's figure draws and its text words."""
+"""Facts of the appendix on seed variance (results/tables/seed_variance.csv, evaluate.compare):
+per family of runs and test set, each variant's seed SD of whole-test-set BLEU of the final
+models: the evidence that variants differ in it, so that no comparison pools it across them.
+The appendix's figure draws these and its text words them."""
 
 from __future__ import annotations
-
-import math
 
 import pandas as pd
 
 from ...data.buckets import ALL
 from ...evaluate.compare import SEED_VARIANCE_COLUMNS
-from ...evaluate.paired import ALPHA
 from ..labels import run_family_label
 from ..study import Study
 from . import tables
 
-SD_COLUMNS = [
-    "family",
-    "family_label",
-    "test_set",
-    "variant",
-    "label",
-    "seeds",
-    "seed_sd",
-    "pooled_sd",
-    "pooled_df",
-    "bartlett_p",
-    "pooled",
-]
-READ = [name for name in SEED_VARIANCE_COLUMNS if name != "bartlett_statistic"]
+SD_COLUMNS = ["family", "family_label", "test_set", "variant", "label", "seeds", "seed_sd"]
 
 
 def cell_rows(study: Study) -> pd.DataFrame:
     """The seed-variance rows of whole-test-set BLEU of the final models, one per family, test
-    set and variant (READ columns; none when the table is missing, empty or lacks one)."""
+    set and variant (none when the table is missing, empty or lacks a column)."""
     table = study.seed_variance
-    if table.empty or not set(READ) <= set(table):
-        return pd.DataFrame(columns=READ)
+    if table.empty or not set(SEED_VARIANCE_COLUMNS) <= set(table):
+        return pd.DataFrame(columns=SEED_VARIANCE_COLUMNS)
     table = tables.final(table)
-    return table[(table["bucket"].astype(str) == ALL) & (table["metric"] == "bleu")][READ]
+    rows = table[(table["bucket"].astype(str) == ALL) & (table["metric"] == "bleu")]
+    return rows.drop_duplicates(["family", "test_set", "variant"])
 
 
 def seed_sds(study: Study) -> pd.DataFrame:
@@ -56,31 +41,26 @@ def seed_sds(study: Study) -> pd.DataFrame:
     rows = rows.assign(
         label=rows["variant"].map(lambda v: labels.get(v, v)),
         family_label=rows["family"].map(run_family_label),
-        pooled=rows["pooled"].astype(str) == "True",
     )
     return rows.sort_values(["family_label", "test_set", "label"])[SD_COLUMNS]
 
 
 def panels(study: Study) -> list[dict]:
     """One dict per family and test set drawn: family_label, test_set, variants, the fewest and
-    most seeds, pooled_sd, pooled_df, bartlett_p (NaN: untested) and pooled (Bartlett's test
-    did not reject at ALPHA); `rows` its variants (seed_sds' rows as records)."""
+    most seeds, the smallest and largest seed SD; `rows` its variants (seed_sds' records)."""
     found = []
     for (family, test_set), rows in seed_sds(study).groupby(
         ["family_label", "test_set"], sort=False
     ):
-        first = rows.iloc[0]
+        sds = rows["seed_sd"].astype(float)
         found.append(
             {
                 "family_label": family,
                 "test_set": test_set,
                 "variants": len(rows),
                 "seeds": (int(rows["seeds"].min()), int(rows["seeds"].max())),
-                "pooled_sd": float(first["pooled_sd"]),
-                "pooled_df": int(first["pooled_df"]),
-                "bartlett_p": float(first["bartlett_p"]),
-                "tested": not math.isnan(float(first["bartlett_p"])),
-                "pooled": bool(first["pooled"]),
+                "smallest_sd": float(sds.min()),
+                "largest_sd": float(sds.max()),
                 "rows": rows.to_dict("records"),
             }
         )
@@ -88,15 +68,14 @@ def panels(study: Study) -> list[dict]:
 
 
 def section(study: Study) -> dict:
-    """The appendix's facts: the panels, those where the test rejected pooling and those where
-    it could not be made (pooled untested), the level, the most seeds a variant has (0: no
-    comparison was made) and whether any whole-set BLEU row was written (`compared`)."""
+    """The appendix's facts: the panels, the most seeds a variant has (0: no comparison was
+    made), whether any whole-set BLEU row was written (`compared`), and the smallest and largest
+    seed SD over every panel."""
     drawn, rows = panels(study), cell_rows(study)
     return {
         "compared": not rows.empty,
         "most_seeds": int(pd.to_numeric(rows["seeds"]).max()) if len(rows) else 0,
         "panels": drawn,
-        "rejected": [panel for panel in drawn if not panel["pooled"]],
-        "untested": [panel for panel in drawn if not panel["tested"]],
-        "alpha": round(100 * ALPHA),
+        "smallest_sd": min((panel["smallest_sd"] for panel in drawn), default=None),
+        "largest_sd": max((panel["largest_sd"] for panel in drawn), default=None),
     }

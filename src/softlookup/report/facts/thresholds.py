@@ -4,10 +4,11 @@ each one set after its claim's first results would read a fifth lower and a fift
 The history is config/threshold_history.csv (reference.thresholds, from git; committed, so that a
 clone without history builds the paper too); the checks and their measurements are this build's
 (results/claims/checks.csv). A moved threshold is re-read from the check's measured number and
-its 95% interval as the ledger reads one test: an interval (or, without one, the number) wholly
-on the claimed side passes, wholly on the other side fails, one that holds the bar is
-inconclusive; an equivalence passes inside the margin and fails otherwise; an approx figure
-passes within its tolerance; a floor leaves the check inconclusive when a system of its
+its 95% interval as the ledger reads one test: a paired comparison by its one-sided test (two for
+an equivalence) at the moved threshold, failing only when the whole interval lies on the wrong
+side (beyond the margin); any other interval (or, without one, the number) wholly on the claimed
+side passes, wholly on the other side fails, one that holds the bar is inconclusive; an approx
+figure passes within its tolerance; a floor leaves the check inconclusive when a system of its
 comparison scores below it. The ledger itself also adjusts a claim's tests for their number
 (Holm), so a re-reading at the threshold as set can differ from its verdict: `adjusted` says so.
 """
@@ -19,7 +20,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from ...claims.checks.common import judge_number
-from ...claims.checks.comparison import one_bucket
+from ...claims.checks.comparison import decide, null, null_p, one_bucket
 from ...claims.spec import load_claims
 from ...paths import CLAIMS_FILE, THRESHOLD_HISTORY
 from ..study import Study, read_csv
@@ -51,6 +52,8 @@ def reread(check: claims.Check, key: str, factor: float, floor: dict | None = No
     interval = None
     if check.ci_low is not None and check.ci_high is not None:
         interval = (check.ci_low, check.ci_high)
+    if check.se is not None and interval is not None and key in ("bar", "margin"):
+        return reread_paired(check, key, factor, interval)
     if key == "margin":
         low, high = interval or (check.value, check.value)
         margin = check.allowed * factor
@@ -64,6 +67,21 @@ def reread(check: claims.Check, key: str, factor: float, floor: dict | None = No
         op=check.op, expected=check.expected * factor, by="interval" if interval else "value"
     )
     return judge_number(moved, check.value, "", interval).status
+
+
+def reread_paired(check: claims.Check, key: str, factor: float, interval: tuple) -> str:
+    """A paired comparison's status at its bar or margin times `factor`, by the ledger's own
+    one-sided tests (claims.checks.comparison.null_p and decide, before Holm's adjustment)."""
+    margin = check.allowed * factor if key == "margin" and check.allowed is not None else None
+    expected = check.expected * factor if key == "bar" and check.expected is not None else None
+    moved = SimpleNamespace(
+        op=check.op,
+        expected=check.expected if expected is None else expected,
+        margin=check.allowed if margin is None else margin,
+    )
+    df = check.df if check.df is not None else float("inf")
+    p_value = null_p(null(moved), check.value, check.se, df)
+    return decide(moved, p_value, p_value, interval)[0]
 
 
 def floor_scores(study: Study, check: claims.Check, floor: dict) -> dict[str, float]:

@@ -1,6 +1,6 @@
-"""The pooling's assumption, shown: one panel per family of runs and test set, each variant's
-seed SD of whole-test-set BLEU (final models) as a point, the family's pooled SD as a line, and
-Bartlett's p in the title (report.facts.pooling; panels of the variants of two seeds or more).
+"""Why no seed variance is pooled, shown: one panel per family of runs and test set, each
+variant's seed SD of whole-test-set BLEU (final models) as a point (report.facts.pooling; panels
+of the variants of two seeds or more).
 
 python -m softlookup.report.figures.seed_variance --results results \
     --config results/paper/config.json --runs R ... --out results/figures/seed_variance.pdf
@@ -8,7 +8,6 @@ python -m softlookup.report.figures.seed_variance --results results \
 
 from __future__ import annotations
 
-from ...evaluate.compare import stated_p
 from .. import numbers
 from ..facts import pooling
 from ..labels import own_parts
@@ -17,28 +16,22 @@ from . import cli, style
 
 COLUMNS = 2
 POINTS = "a variant's seed SD"
-POOLED = {**style.REFERENCE_LINE, "linestyle": "--", "label": "pooled SD of the family"}
 
 
 def title(panel: dict) -> str:
-    """'GRU, 10 epochs on test_2016_flickr', then Bartlett's p and whether the family pooled."""
-    test = (
-        f"Bartlett {stated_p(panel['bartlett_p'])}"
-        if panel["tested"]
-        else "equal variance untested"
-    )
-    verdict = "pooled" if panel["pooled"] else "not pooled: own seeds"
-    return f"{panel['family_label']} on {panel['test_set']}\n{test}, {verdict}"
+    """'GRU, 10 epochs on test_2016_flickr', then its seeds."""
+    low, high = panel["seeds"]
+    seeds = f"{low} seeds" if low == high else f"{low}-{high} seeds"
+    return f"{panel['family_label']} on {panel['test_set']}\n{seeds} a variant"
 
 
 def panel_plot(ax, panel: dict, look: dict) -> None:
     """The variants' seed SDs (one series, one x position each, named by what each adds to the
-    labels' shared part, which the axis names) and the pooled SD."""
+    labels' shared part, which the axis names)."""
     shared, own = own_parts(row["label"] for row in panel["rows"])
     ax.plot(
         range(len(panel["rows"])), [row["seed_sd"] for row in panel["rows"]], label=POINTS, **look
     )
-    ax.axhline(panel["pooled_sd"], **POOLED)  # two variants of two seeds: a pooled SD
     style.categories(
         ax, [own[row["label"]].replace(", ", ",\n") for row in panel["rows"]], rotation=90
     )
@@ -69,7 +62,7 @@ def seed_variance_figure(study: Study):
         panel_plot(ax, panel, look)
     for ax in axes[len(drawn) :]:
         ax.set_visible(False)
-    style.legend_below(fig, axes[0], ncol=2)
+    style.legend_below(fig, axes[0], ncol=1)
     return fig
 
 
