@@ -3,7 +3,7 @@
 in provenance.json), the convergence references the default config reads now, the committed GPU rows
 (benchmarks/gpu/), and small synthetic stand-ins for
 what a reference does not keep (the CPU benchmarks, the probes, the attention analysis, and the
-seed variance of its comparisons' families, pooled from its scores by evaluate.compare's code)."""
+seed SDs of its comparisons' variants, from its scores by evaluate.compare's code)."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def write_runs(results: Path, config: dict) -> None:
 def write_seed_variance(results: Path, comparisons: dict) -> None:
     """tables/seed_variance.csv as evaluate.compare writes it, from the reference's whole-set
     BLEU per seed (final models): each family (architecture, epochs) and test set of the
-    configured comparisons pooled by compare_point, on ten made-up sentence draws."""
+    configured comparisons, by compare_point, on ten made-up sentence draws."""
     scores = pd.read_csv(REFERENCE / "scores.csv")
     bleu = scores[(scores.metric == "bleu") & (scores.bucket == "all") & (scores.epoch == "final")]
     family = {

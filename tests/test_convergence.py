@@ -431,12 +431,12 @@ def test_the_length_curves_come_from_every_study_that_scores_d1(tmp_path):
     here = curves[curves.study == "this build"].set_index(["variant", "bucket"])
     assert here.loc[("additive", "1-10"), "value"] == 21.5  # seeds pooled, final models only
     # the mean's interval (not the union of the runs'): the seeds' spread, 0.25 on 1 df, and one
-    # run's sentence variance, (6 / 3.92)^2, on Student's t with Welch-Satterthwaite df
+    # run's sentence variance, (6 / 3.92)^2, on Student's t with calibrated df, cut at BLEU 0
     from softlookup import intervals
 
     sentence, seed = (6 / (2 * intervals.critical(math.inf))) ** 2, 0.25
-    df = intervals.satterthwaite([(seed, 1), (sentence, math.inf)])
-    expected = intervals.interval(2.5, math.sqrt(seed + sentence), df)
+    df = intervals.calibrated_df([(seed, 1)], sentence)
+    expected = intervals.within(intervals.interval(2.5, math.sqrt(seed + sentence), df), (0, 100))
     assert here.loc[("none", ">60"), ["ci_low", "ci_high"]].tolist() == pytest.approx(expected)
     assert "other" not in set(curves.variant) and set(curves.study) == {"this build", "long"}
     europarl = curves[curves.study == "long"]

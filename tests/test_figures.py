@@ -219,7 +219,7 @@ def test_numbers_have_one_rule_per_kind():
     assert numbers.interval(0.194, 0.356, numbers.share) == "[0.19, 0.36]"
 
 
-def test_the_seed_variance_figure_draws_each_familys_seed_sds_and_pooled_sd(study):
+def test_the_seed_variance_figure_draws_each_familys_seed_sds(study):
     style.setup()
     drawn = pooling.panels(study)
     fig = seed_variance.seed_variance_figure(study)
@@ -228,15 +228,14 @@ def test_the_seed_variance_figure_draws_each_familys_seed_sds_and_pooled_sd(stud
     # its family's one variant, compared on test_long across families only, and not drawn
     assert len(axes) == len(drawn) == 4
     for ax, panel in zip(axes, drawn, strict=True):
-        (points,) = series(ax)  # the variants' SDs: one series
+        (points,) = series(ax)  # the variants' SDs: one series, and no pooled line
         assert list(points.get_ydata()) == [row["seed_sd"] for row in panel["rows"]]
-        (pooled,) = [line for line in ax.get_lines() if line not in series(ax)]
-        assert set(pooled.get_ydata()) == {panel["pooled_sd"]}
+        assert len(ax.get_lines()) == 1
         assert ax.get_title().startswith(f"{panel['family_label']} on {panel['test_set']}\n")
         ticks = [t.get_text() for t in ax.get_xticklabels()]
         assert not [t for t in ticks for v in study.seed_variance.variant if v in t], ticks
     titles = [ax.get_title() for ax in axes]
-    assert "GRU, 2 epochs on test_2016_flickr\nBartlett p = 0.689, pooled" in titles
+    assert "GRU, 2 epochs on test_2016_flickr\n2 seeds a variant" in titles
     gru = next(ax for ax in axes if ax.get_title().startswith("GRU"))
     assert gru.get_xlabel() == "variant of GRU"
     assert [t.get_text() for t in gru.get_xticklabels()] == [
@@ -245,16 +244,6 @@ def test_the_seed_variance_figure_draws_each_familys_seed_sds_and_pooled_sd(stud
         "general",
         "scaled dot",
     ]
-
-
-def test_a_family_whose_test_rejects_pooling_says_so_in_its_title(study):
-    table = study.seed_variance.copy()
-    flickr = (table.family == "gru, 2 epochs") & (table.test_set == "test_2016_flickr")
-    table.loc[flickr, ["bartlett_p", "pooled"]] = [0.0004, False]
-    style.setup()
-    fig = seed_variance.seed_variance_figure(dataclasses.replace(study, seed_variance=table))
-    titles = [ax.get_title() for ax in panels(fig)]
-    assert "GRU, 2 epochs on test_2016_flickr\nBartlett p < 0.001, not pooled: own seeds" in titles
 
 
 def test_a_panels_variants_are_named_by_what_each_adds_to_their_shared_label():
@@ -268,16 +257,8 @@ def test_a_panels_variants_are_named_by_what_each_adds_to_their_shared_label():
 
 
 def one_seed(table: pd.DataFrame) -> pd.DataFrame:
-    """The table as compare writes it when every variant has one seed: no SD, no pooled SD."""
-    return table.assign(
-        seeds=1,
-        seed_sd=float("nan"),
-        pooled_sd=float("nan"),
-        pooled_df=0,
-        bartlett_statistic=float("nan"),
-        bartlett_p=float("nan"),
-        pooled=True,
-    )
+    """The table as compare writes it when every variant has one seed: no SD."""
+    return table.assign(seeds=1, seed_sd=float("nan"))
 
 
 @pytest.mark.parametrize("case", ["missing", "empty", "one seed"])

@@ -129,9 +129,7 @@ def test_a_comparison_the_config_does_not_define_is_pending(ledger):
     assert ledger.loc["T6", "reason"] == "not_run"
 
 
-def test_equivalence_passes_by_two_one_sided_tests_and_fails_only_beyond_its_margin(
-    ledger, tables
-):
+def test_equivalence_passes_by_two_one_sided_tests_and_fails_only_beyond_its_margin(ledger, tables):
     checks = tables[1].set_index(["claim_id", "check"])
     # 0.3 [-0.5, 1.1] (se 0.41): within +-1.5; within +-1.0 too by its own one-sided tests at
     # 5% (p = 0.043), not once the claim's four tests are adjusted together

@@ -118,15 +118,16 @@ def share_intervals(study: Study, test_set: str, last: str) -> dict[str, dict]:
     if rows.empty or "test_set" not in rows:
         return {}
     rows = rows[rows["test_set"] == test_set]
-    return {
-        row[f"system_{side}"]: {
-            "value": row[f"mean_{side}"],
-            "ci_low": row[f"ci_low_{side}"],
-            "ci_high": row[f"ci_high_{side}"],
-        }
-        for row in rows.to_dict("records")
-        for side in ("a", "b")
-    }
+    found = {}
+    for row in rows.to_dict("records"):
+        for side in ("a", "b"):
+            low, high = tables.side_interval(row, side)
+            found[row[f"system_{side}"]] = {
+                "value": row[f"mean_{side}"],
+                "ci_low": low,
+                "ci_high": high,
+            }
+    return found
 
 
 def length_shares(study: Study) -> dict | None:

@@ -96,6 +96,19 @@ def pooled(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return pd.DataFrame(found)
 
 
+def side_interval(row: dict, side: str) -> tuple[float, float]:
+    """One system's own 95% interval from a comparisons row: its ci_low_<side>/ci_high_<side>
+    (evaluate.compare's, cut to the metric's range); a committed reference written before those
+    columns existed: mean +- t(df) se, cut the same way. NaN without a standard error."""
+    if f"ci_low_{side}" in row:
+        return float(row[f"ci_low_{side}"]), float(row[f"ci_high_{side}"])
+    mean, se, df = (float(row[f"{name}_{side}"]) for name in ("mean", "se", "df"))
+    if not (math.isfinite(mean) and math.isfinite(se) and df > 0):
+        return math.nan, math.nan
+    limits = RANGES.get(str(row.get("metric")), (-math.inf, math.inf))
+    return intervals.within(intervals.interval(mean, se, df), limits)
+
+
 def main_test_set(study: Study) -> str:
     """The test set the paper reports first: the config's first, else the scores' first."""
     configured = study.config.get("evaluate", {}).get("test_sets")
