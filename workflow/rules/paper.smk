@@ -58,7 +58,8 @@ rule paper_sections:
     shell:
         "{PYTHON}.report.render --results results --config {input.config:q}"
         " --configfiles {params.configfiles:q} --runs {params.runs:q}"
-        " --figures {input.figures:q} --bench {input.bench:q} --templates paper/sections"
+        " --figures {input.figures:q} --bench {input.bench:q} --manifest {input.manifest:q}"
+        " --templates paper/sections"
         " --out-dir results/paper/generated > {log:q} 2>&1"
 
 
