@@ -29,8 +29,10 @@ TEX_PACKAGES = latexmk texlive-latex-recommended texlive-latex-extra texlive-fon
 
 # Rules call the Python that runs Snakemake (workflow/rules/common.smk): no PATH set-up needed.
 # Config files are checked before Snakemake reads them: one that is missing or does not parse is
-# named with its line, in one line (Snakemake's own message names neither the file nor the line).
-CHECK_CONFIG = $(VENV)/bin/python -m softlookup.config check-files config/config.yaml $(CONFIG)
+# named with its line, in one line (Snakemake's own message names neither the file nor the line),
+# then the merged config as the Snakefile checks it, one line per problem, before Snakemake's
+# own start-up lines.
+CHECK_CONFIG = $(VENV)/bin/python -m softlookup.config check config/config.yaml $(CONFIG)
 
 .PHONY: paper test test-slurm setup tex report reference compare rundir clean
 
@@ -63,7 +65,7 @@ reference: paper
 		--seed-variance $(BUILD_DIR)results/tables/seed_variance.csv \
 		--training $(BUILD_DIR)results/tables/training.csv \
 		--claims $(BUILD_DIR)results/claims/claims.csv --checks $(BUILD_DIR)results/claims/checks.csv \
-		--manifest $$(ls $(BUILD_DIR)results/data/*/manifest.json | head -n 1) \
+		--manifest $(BUILD_DIR)$$($(VENV)/bin/python -m softlookup.config data-dir $(BUILD_DIR)results/paper/config.json)/manifest.json \
 		--benchmarks $(BUILD_DIR)results/benchmarks --out results/reference/$(REF_NAME) \
 		$(if $(WALL_SECONDS),--wall-seconds $(WALL_SECONDS)) \
 		--compare-command 'make compare$(if $(filter-out config/config.yaml,$(CONFIG)), CONFIG="$(CONFIG)")$(if $(RUN), RUN=$(RUN))'

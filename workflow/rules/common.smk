@@ -6,10 +6,10 @@ import shlex
 import sys
 from glob import glob
 
-from softlookup.config import all_variants, ladder_points, measured_bench, select
+from softlookup.config import all_variants, data_dir, ladder_points, measured_bench, select
 
 
-DATA_DIR = "results/data/{corpus}-{src}-{tgt}".format(**config["data"])
+DATA_DIR = data_dir(config)
 SRC, TGT = config["data"]["src"], config["data"]["tgt"]
 # The interpreter running Snakemake (the project's .venv when called as .venv/bin/snakemake,
 # activated or not): every rule calls `{PYTHON}.<pkg>.<module>`.
