@@ -54,7 +54,8 @@ report: setup $(if $(RUN),rundir)
 # The reviewer kit. `make reference` keeps this config's finished build (PDF, tables, ledger,
 # manifest, provenance) in results/reference/<config name>/, committed (WALL_SECONDS=<s>: the
 # measured wall time of the fresh build it comes from); `make compare` rebuilds
-# what is missing, then compares this build with that reference and fails when a verdict changed.
+# what is missing (rule all: every file of the build, common.smk), then compares this build with
+# that reference and fails when a verdict changed.
 REF_NAME = $(basename $(notdir $(lastword $(CONFIG))))
 BUILD_DIR = $(if $(RUN),$(RUN_DIR)/)
 reference: paper
@@ -72,7 +73,7 @@ reference: paper
 
 compare: setup tex $(if $(RUN),rundir)
 	@$(CHECK_CONFIG)
-	$(VENV)/bin/snakemake results/compare/compare.md $(DIR_ARGS) --configfile $(CONFIG) \
+	$(VENV)/bin/snakemake all results/compare/compare.md $(DIR_ARGS) --configfile $(CONFIG) \
 		$(SNAKEMAKE_ARGS)
 	@cat $(BUILD_DIR)results/compare/compare.md
 	$(VENV)/bin/python -m softlookup.reference.compare --check $(BUILD_DIR)results/compare/compare.csv
