@@ -140,6 +140,7 @@ INTERRUPTED = []
 
 
 def note_interrupt(signum, frame):
+    """Ctrl-C noted for onerror, then Python's own KeyboardInterrupt, which Snakemake handles."""
     INTERRUPTED.append(signum)
     signal.default_int_handler(signum, frame)
 
