@@ -29,8 +29,10 @@ TEX_PACKAGES = latexmk texlive-latex-recommended texlive-latex-extra texlive-fon
 
 # Rules call the Python that runs Snakemake (workflow/rules/common.smk): no PATH set-up needed.
 # Config files are checked before Snakemake reads them: one that is missing or does not parse is
-# named with its line, in one line (Snakemake's own message names neither the file nor the line).
-CHECK_CONFIG = $(VENV)/bin/python -m softlookup.config check-files config/config.yaml $(CONFIG)
+# named with its line, in one line (Snakemake's own message names neither the file nor the line),
+# then the merged config as the Snakefile checks it, one line per problem, before Snakemake's
+# own start-up lines.
+CHECK_CONFIG = $(VENV)/bin/python -m softlookup.config check config/config.yaml $(CONFIG)
 
 .PHONY: paper test test-slurm setup tex report reference compare rundir clean
 
@@ -52,7 +54,8 @@ report: setup $(if $(RUN),rundir)
 # The reviewer kit. `make reference` keeps this config's finished build (PDF, tables, ledger,
 # manifest, provenance) in results/reference/<config name>/, committed (WALL_SECONDS=<s>: the
 # measured wall time of the fresh build it comes from); `make compare` rebuilds
-# what is missing, then compares this build with that reference and fails when a verdict changed.
+# what is missing (rule all: every file of the build, common.smk), then compares this build with
+# that reference and fails when a verdict changed.
 REF_NAME = $(basename $(notdir $(lastword $(CONFIG))))
 BUILD_DIR = $(if $(RUN),$(RUN_DIR)/)
 reference: paper
@@ -63,14 +66,14 @@ reference: paper
 		--seed-variance $(BUILD_DIR)results/tables/seed_variance.csv \
 		--training $(BUILD_DIR)results/tables/training.csv \
 		--claims $(BUILD_DIR)results/claims/claims.csv --checks $(BUILD_DIR)results/claims/checks.csv \
-		--manifest $$(ls $(BUILD_DIR)results/data/*/manifest.json | head -n 1) \
+		--manifest $(BUILD_DIR)$$($(VENV)/bin/python -m softlookup.config data-dir $(BUILD_DIR)results/paper/config.json)/manifest.json \
 		--benchmarks $(BUILD_DIR)results/benchmarks --out results/reference/$(REF_NAME) \
 		$(if $(WALL_SECONDS),--wall-seconds $(WALL_SECONDS)) \
 		--compare-command 'make compare$(if $(filter-out config/config.yaml,$(CONFIG)), CONFIG="$(CONFIG)")$(if $(RUN), RUN=$(RUN))'
 
 compare: setup tex $(if $(RUN),rundir)
 	@$(CHECK_CONFIG)
-	$(VENV)/bin/snakemake results/compare/compare.md $(DIR_ARGS) --configfile $(CONFIG) \
+	$(VENV)/bin/snakemake all results/compare/compare.md $(DIR_ARGS) --configfile $(CONFIG) \
 		$(SNAKEMAKE_ARGS)
 	@cat $(BUILD_DIR)results/compare/compare.md
 	$(VENV)/bin/python -m softlookup.reference.compare --check $(BUILD_DIR)results/compare/compare.csv

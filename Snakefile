@@ -2,6 +2,8 @@
 # paper/paper.pdf is produced by the rules included below, in pipeline order, from the runs the
 # config names. Rules live in workflow/rules/<stage>.smk; config lookups in common.smk.
 import fnmatch
+import signal
+import sys
 from pathlib import Path
 
 from snakemake.logging import logger
@@ -24,13 +26,15 @@ min_version("8.20")
 #   stages share.
 
 
+# A config error stops the run with its own line(s) and exit status 1 (sys.exit): a WorkflowError
+# would wrap them in Snakemake's frames, "WorkflowError in file .../Snakefile, line 51".
 # The default config file, read here first: a syntax error is named with its file and line
 # (Snakemake's own message names neither). Files given with --configfile are read by Snakemake
 # before this file runs: `make paper` checks them (docs/troubleshooting.md).
 try:
     read_config_file("config/config.yaml")
 except ConfigError as error:
-    raise WorkflowError(str(error)) from None
+    sys.exit(str(error))
 
 
 configfile: "config/config.yaml"
@@ -48,7 +52,7 @@ try:
           files=[*workflow.configfiles])
     check_claim_names(config, "config/claims.yaml", files=[*workflow.configfiles])
 except ConfigError as error:
-    raise WorkflowError(str(error)) from None
+    sys.exit(str(error))
 validate(config, "workflow/schemas/config.schema.yaml")
 
 
@@ -116,9 +120,41 @@ def failure_line(job):
     return f"failed: rule {job.rule.name}, log {logs or '(none)'}"
 
 
+def stopped_job(job):
+    """A job stopped by Ctrl-C: its rule and its first output."""
+    return f"{job.rule.name} ({next(iter(job.output), 'no output')})"
+
+
+def interruption_line(jobs):
+    """A run stopped by Ctrl-C in one line: the jobs it stopped, and that the same command
+    resumes (it reruns only what is missing or unfinished; training from its checkpoint)."""
+    stopped = ", ".join(sorted(map(stopped_job, jobs))) or "no job was running"
+    return (f"interrupted: stopped {stopped}; run the same command again to resume"
+            " (it reruns only what is missing or unfinished)")
+
+
+# Ctrl-C: Snakemake stops the running jobs and ends as a failed run does (onerror below), with
+# the jobs it was running still in `scheduler.running`. The signal is noted here, once the jobs
+# start, then handled as Python does (KeyboardInterrupt), so that onerror can tell the two apart.
+INTERRUPTED = []
+
+
+def note_interrupt(signum, frame):
+    """Ctrl-C noted for onerror, then Python's own KeyboardInterrupt, which Snakemake handles."""
+    INTERRUPTED.append(signum)
+    signal.default_int_handler(signum, frame)
+
+
+onstart:
+    signal.signal(signal.SIGINT, note_interrupt)
+
+
 # After a failed run, its last lines before Snakemake's own "At least one job did not complete
 # successfully": each failed job in one line. keep-going runs every job it can first, so the
 # error itself sits far above. (`scheduler.failed`: the jobs that failed their last attempt.)
+# After Ctrl-C, one line naming the jobs it stopped.
 onerror:
     for line in sorted(map(failure_line, workflow.scheduler.failed)):
         logger.error(line)
+    if INTERRUPTED:
+        logger.error(interruption_line(workflow.scheduler.running))

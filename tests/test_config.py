@@ -241,6 +241,49 @@ def test_make_names_a_config_file_that_does_not_parse_before_snakemake_runs(tmp_
     assert not (workdir / ".snakemake").exists()  # Snakemake never started
 
 
+# --- a wrong value: its one line, and nothing else of ours, whichever way the run starts --------
+# (issue 49, part 3: Snakemake wrapped it in "WorkflowError in file .../Snakefile, line 51" frames)
+
+WRONG_VALUES = {  # a config file's text -> the line that names its key and value
+    "seeds: []\n": "config: seeds: [] should be non-empty",
+    "train: {lr: -0.001}\n": "config: train.lr: -0.001 is less than or equal to the minimum of 0",
+    "train: {epochs: 0}\n": "config: train.epochs: 0 is less than the minimum of 1",
+}
+
+
+@pytest.mark.parametrize("text", WRONG_VALUES)
+def test_a_wrong_value_is_one_line_through_make(tmp_path, text):
+    workdir = project_sources(tmp_path / "work")
+    for part in ("Makefile", "pyproject.toml"):
+        (workdir / part).symlink_to(ROOT / part)
+    venv = stand_in_venv(tmp_path / "venv")
+    (workdir / "mine.yaml").write_text(text)
+    made = subprocess.run(
+        ["make", "-s", "paper", "CONFIG=config/test.yaml mine.yaml", f"VENV={venv}", "-o", "tex"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert made.returncode != 0 and made.stdout == ""
+    ours, *rest = made.stderr.splitlines()
+    assert ours.startswith(WRONG_VALUES[text]) and "mine.yaml" in ours
+    assert [line for line in rest if not line.startswith("make: ***")] == [], made.stderr
+    assert not (workdir / ".snakemake").exists()  # Snakemake never started
+
+
+@pytest.mark.parametrize("text", WRONG_VALUES)
+def test_a_wrong_value_is_one_line_through_snakemake(tmp_path, text):
+    workdir = project_sources(tmp_path)
+    (workdir / "mine.yaml").write_text(text)
+    result = snakemake(workdir, "--configfile", "config/test.yaml", "mine.yaml", "--dry-run")
+    assert result.returncode != 0
+    output = (result.stdout + result.stderr).splitlines()
+    assert [line for line in output if line.startswith("config: ")] == [output[-1]]
+    assert output[-1].startswith(WRONG_VALUES[text])
+    assert not [line for line in output if "WorkflowError" in line or 'File "' in line], output
+
+
 def test_snakemake_names_the_default_config_file_when_it_does_not_parse(tmp_path):
     workdir = project_sources(tmp_path)
     (workdir / "config").unlink()

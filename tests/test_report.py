@@ -1173,6 +1173,31 @@ def test_the_setup_names_the_models_with_their_own_training_settings(tmp_path):
     assert "untrained" not in text and "lr 0.1" not in text
 
 
+def test_the_setup_reads_the_corpus_manifest_the_rule_declares(tmp_path):
+    """config/paper.yaml prepares Europarl (data.extra) beside Multi30k, and europarl_it_en sorts
+    before multi30k-de-en in results/data/: the render step reads the manifest it is given, as
+    rule paper_sections passes it, never the first one on disk (issue 49, part 4)."""
+    results = make_results(tmp_path, BASE)
+    corpora = {"europarl_it_en": ("it", 5_000), "multi30k-de-en": ("de", 29_000)}
+    for corpus, (source, pairs) in corpora.items():
+        folder = results / "data" / corpus
+        folder.mkdir(parents=True)
+        manifest = {"source": source, "target": "en", "splits": {"train": {"pairs": pairs}}}
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+    config = results / "config.json"
+    config.write_text(json.dumps(CONFIG))
+    out = tmp_path / "generated"
+    render.main(
+        [
+            *("--results", str(results), "--config", str(config)),
+            *("--manifest", str(results / "data" / "multi30k-de-en" / "manifest.json")),
+            *("--templates", str(ROOT / "paper" / "sections"), "--out-dir", str(out)),
+        ]
+    )
+    setup = " ".join((out / "setup.tex").read_text().split())
+    assert r"29,000 pairs (\texttt{train})" in setup and "5,000" not in setup
+
+
 @pytest.mark.parametrize("patience, said", [(3, False), (1, True)])
 def test_early_stopping_is_named_where_the_longest_run_could_stop(tmp_path, patience, said):
     results = make_results(tmp_path, BASE)  # every run trains 2 epochs; one of them 4

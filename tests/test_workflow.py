@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import zipfile
@@ -20,19 +21,32 @@ from .corpora import mirror
 from .project import project_sources
 
 
-def snakemake(workdir: Path, *args: str, python: Path | None = None) -> subprocess.CompletedProcess:
-    # the venv's snakemake (or `<python> -m snakemake`), venv not on PATH: rules find the
-    # project's Python by themselves
-    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
-    env.update(SOFTLOOKUP_MIRROR=str(mirror()), PATH="/usr/bin:/bin")
+def snakemake_command(*args: str, python: Path | None = None) -> list[str]:
+    """The venv's snakemake (or `<python> -m snakemake`) on 2 cores."""
     launcher = (
         [str(python), "-m", "snakemake"]
         if python
         else [str(Path(sys.executable).parent / "snakemake")]
     )
-    command = [*launcher, "--cores", "2", *args]
+    return [*launcher, "--cores", "2", *args]
+
+
+def bare_environment() -> dict[str, str]:
+    """The environment a user's shell gives: the venv not on PATH (rules find the project's
+    Python by themselves), the corpus mirror set."""
+    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
+    env.update(SOFTLOOKUP_MIRROR=str(mirror()), PATH="/usr/bin:/bin")
+    return env
+
+
+def snakemake(workdir: Path, *args: str, python: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        command, check=False, cwd=workdir, env=env, capture_output=True, text=True
+        snakemake_command(*args, python=python),
+        check=False,
+        cwd=workdir,
+        env=bare_environment(),
+        capture_output=True,
+        text=True,
     )
 
 
@@ -122,6 +136,35 @@ def planned_jobs(dry_run_output: str) -> dict[str, int]:
     return {row[0]: int(row[1]) for row in rows if len(row) == 2 and row[1].isdigit()}
 
 
+# A deleted file of a finished build, and the jobs a rerun plans (issue 49, part 1): the one that
+# writes it and those that read it, never another run's training or the corpus's preparation.
+# (Snakemake reruns a job whose output is missing only when a target, or a job that runs anyway,
+# needs it: rule all names every file of the build, common.smk's get_final_output.)
+REPAIRS = {
+    "results/runs/gru_none-s1/hyp.test_2016_flickr.en": {"translate": 1, "score": 1},
+    "results/runs/gru_none-s1/model.pt": {"train": 1, "translate": 2, "score": 2},
+    "results/tables/scores.csv": {"collect_scores": 1},
+}
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("deleted", REPAIRS)
+def test_a_rerun_rebuilds_a_deleted_file_and_what_depends_on_it(finished_run, deleted):
+    aside = finished_run / "aside"
+    (finished_run / deleted).rename(aside)  # put back below, its time unchanged
+    try:
+        result = snakemake(finished_run, "--configfile", "config/test.yaml", "--dry-run")
+    finally:
+        aside.rename(finished_run / deleted)
+    assert result.returncode == 0, result.stderr[-3000:]
+    jobs = planned_jobs(result.stdout)
+    for rule, count in REPAIRS[deleted].items():
+        assert jobs.get(rule) == count, (rule, jobs)
+    for rule in ("fetch_corpus_file", "prepare_corpus", "train_bpe", "run_config", "train"):
+        assert jobs.get(rule, 0) == REPAIRS[deleted].get(rule, 0), (rule, jobs)
+    assert {"collect_scores", "paper"} <= set(jobs)  # the tables and the paper read it
+
+
 @pytest.mark.workflow
 def test_adding_a_sweep_value_adds_only_its_jobs(finished_run):
     config = yaml.safe_load((finished_run / "config" / "test.yaml").read_text())
@@ -164,6 +207,41 @@ def test_a_malformed_config_fails_before_any_job_naming_the_key(tmp_path):
     assert result.returncode != 0
     assert "hiden_dim" in result.stderr + result.stdout
     assert not (workdir / "results").exists()
+
+
+def test_ctrl_c_ends_with_one_line_naming_what_it_stopped(tmp_path):
+    """Ctrl-C signals Snakemake and its jobs (the terminal's process group): the run ends with
+    one line naming the jobs it stopped and saying the same command resumes, which it does
+    (issue 49, part 3)."""
+    workdir = project_sources(tmp_path, copy=True)
+    command = snakemake_command("results/probes/spread.csv", "--configfile", "config/test.yaml")
+    run = subprocess.Popen(
+        command,
+        cwd=workdir,
+        env=bare_environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    seen = []
+    for line in run.stdout:  # the probe's command is printed as its job starts
+        seen.append(line)
+        if line.startswith("Shell command:"):
+            os.killpg(run.pid, signal.SIGINT)
+            break
+    output = "".join(seen) + run.stdout.read()
+    assert run.wait(timeout=120) != 0, output
+    ours = [line for line in output.splitlines() if line.startswith("interrupted: ")]
+    assert ours == [
+        "interrupted: stopped probe (results/probes/spread.csv); run the same command again"
+        " to resume (it reruns only what is missing or unfinished)"
+    ], output
+    resumed = subprocess.run(
+        command, check=False, cwd=workdir, env=bare_environment(), capture_output=True, text=True
+    )
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert (workdir / "results" / "probes" / "spread.csv").stat().st_size > 0
 
 
 @pytest.mark.workflow

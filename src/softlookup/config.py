@@ -17,11 +17,16 @@ the base model is the base run and two sweeps reaching the same settings share o
 of a syntax error. As a command:
 
     python -m softlookup.config check-files config/config.yaml config/mine.yaml
+    python -m softlookup.config check config/config.yaml config/mine.yaml
     python -m softlookup.config write-json --json '{"run": ...}' --out results/runs/<run>/config.json
+    python -m softlookup.config data-dir results/paper/config.json
 
-`check-files` prints one line per file that is missing or does not parse (`make paper` runs it
-before Snakemake, whose own message names neither); `write-json` writes a run's settings or the
-merged config (rules run_config and paper_config), indented with sorted keys.
+`check-files` prints one line per file that is missing or does not parse (Snakemake's own message
+names neither); `check` does that, then merges the files as Snakemake does (each over the ones
+before it) and prints `check`'s one line per problem (`make paper` runs it before Snakemake, so a
+wrong config is that line and nothing else); `write-json` writes a run's settings or the merged
+config (rules run_config and paper_config), indented with sorted keys; `data-dir` prints the main
+corpus's folder of a merged config (`make reference` reads its manifest there).
 """
 
 from __future__ import annotations
@@ -287,6 +292,12 @@ def ladder_points(train: dict) -> list[int]:
     return sorted({p for p in train.get("ladder") or [] if p != "final" and p < train["epochs"]})
 
 
+def data_dir(config: dict) -> str:
+    """The main corpus's prepared folder, results/data/<corpus>-<src>-<tgt> (splits, manifest.json,
+    spm.model); data.extra corpora have their own, results/data/<name>."""
+    return "results/data/{corpus}-{src}-{tgt}".format(**config["data"])
+
+
 def prepared_splits(config: dict) -> list[str]:
     """Every split prepare writes: data.splits, <test split>.concat<k>, data.joined_tests."""
     splits = list(config["data"]["splits"])
@@ -426,6 +437,25 @@ def file_problems(paths: list[Path]) -> list[str]:
     return problems
 
 
+def merged_problems(paths: list[Path]) -> list[str]:
+    """One line per problem of the config files merged as Snakemake merges them (each over the
+    ones before it), checked as the Snakefile checks them (`check`, against the schema); the
+    files' own problems (file_problems) first."""
+    from snakemake.utils import update_config  # here only: Snakemake's own merge, as it reads them
+
+    problems = file_problems(paths)
+    if problems:
+        return problems
+    config = {}
+    for path in paths:
+        update_config(config, read_config_file(path))
+    try:
+        check(config, load_schema(CONFIG_SCHEMA), files=[*map(str, paths)])
+    except ConfigError as error:
+        return str(error).splitlines()
+    return []
+
+
 def write_json(text: str, out: Path) -> None:
     """`text` (JSON) written to `out` indented with sorted keys: the same settings given in
     another key order are the same file."""
@@ -439,15 +469,24 @@ def main(argv: list[str] | None = None) -> None:
         "check-files", help="one line per config file that is missing or does not parse"
     )
     check_files.add_argument("files", nargs="+", type=Path)
+    check_merged = commands.add_parser(
+        "check", help="check-files, then one line per problem of the files merged in order"
+    )
+    check_merged.add_argument("files", nargs="+", type=Path)
     write = commands.add_parser("write-json", help="write JSON indented, keys sorted")
     write.add_argument("--json", required=True, help="the JSON text")
     write.add_argument("--out", required=True, type=Path)
+    folder = commands.add_parser("data-dir", help="the main corpus's folder of a merged config")
+    folder.add_argument("config", type=Path, help="the merged config as JSON")
     args = parser.parse_args(argv)
     if args.command == "write-json":
         write_json(args.json, args.out)
         print(f"wrote {args.out}")
         return
-    problems = file_problems(args.files)
+    if args.command == "data-dir":
+        print(data_dir(json.loads(args.config.read_text())))
+        return
+    problems = (merged_problems if args.command == "check" else file_problems)(args.files)
     if problems:
         sys.exit("\n".join(problems))
 

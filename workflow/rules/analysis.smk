@@ -16,12 +16,13 @@ ANALYSIS_CSVS = expand("results/analysis/attention_{run}.csv", run=ANALYSIS_RUNS
 ANALYSIS_ALIGNMENT_CSVS = expand("results/analysis/alignment_{run}.csv", run=ANALYSIS_RUNS)
 ANALYSIS_OUTPUTS = [*ANALYSIS_CSVS, *ANALYSIS_ALIGNMENT_CSVS]
 
+# a config error in one line, as the Snakefile's checks stop (sys.exit: no Snakemake frames)
 if ANALYSIS_TEST_SET not in prepared_splits(config):
-    raise ValueError(f"config analysis.test_set {ANALYSIS_TEST_SET!r} is not a prepared split:"
-                     f" use one of {prepared_splits(config)}")
+    sys.exit(f"config: analysis.test_set {ANALYSIS_TEST_SET!r} is not a prepared split:"
+             f" use one of {prepared_splits(config)}")
 if not 0 <= config["analysis"]["example"] < config["analysis"]["sentences"]:
-    raise ValueError(f"config analysis.example ({config['analysis']['example']}) must be below"
-                     f" analysis.sentences ({config['analysis']['sentences']})")
+    sys.exit(f"config: analysis.example ({config['analysis']['example']}) must be below"
+             f" analysis.sentences ({config['analysis']['sentences']})")
 
 
 rule attention_maps:

@@ -6,10 +6,10 @@ import shlex
 import sys
 from glob import glob
 
-from softlookup.config import all_variants, ladder_points, measured_bench, select
+from softlookup.config import all_variants, data_dir, ladder_points, measured_bench, select
 
 
-DATA_DIR = "results/data/{corpus}-{src}-{tgt}".format(**config["data"])
+DATA_DIR = data_dir(config)
 SRC, TGT = config["data"]["src"], config["data"]["tgt"]
 # The interpreter running Snakemake (the project's .venv when called as .venv/bin/snakemake,
 # activated or not): every rule calls `{PYTHON}.<pkg>.<module>`.
@@ -88,9 +88,17 @@ def training_mem_mb(wildcards):
 
 
 def get_final_output():
-    """What `snakemake` without a target builds (rule all): the paper, which pulls in every table,
-    figure, benchmark, probe and the claims ledger; this build compared with the committed
-    references, where there are any (reference.smk); and the data.extra corpora prepared with
-    their BPE (config/paper.yaml: Europarl), which no part of the paper reads yet."""
-    extra = [f"results/data/{name}/spm.model" for name in config["data"].get("extra") or {}]
-    return ["paper/paper.pdf", *COMPARE_OUTPUTS, *extra]
+    """What `snakemake` without a target builds (rule all): every file a finished build keeps,
+    named by its stage beside the rules that write it: the prepared corpora (data.extra's too,
+    which no part of the paper reads yet), every run's weights, hypotheses and scores, the tables,
+    analyses, benchmarks, probes, the ledger, the figures and the paper; and this build compared
+    with the committed references, where there are any (reference.smk).
+
+    Each file is asked for by name, not only through the paper: Snakemake reruns a job whose
+    output is missing only when a target or a job that runs anyway needs it, so a deleted
+    model.pt, hypotheses file or table under an up-to-date paper would stay missing ("Nothing to
+    be done"). Named here, it is rebuilt with what depends on it, and nothing else. The fetched
+    corpus files (resources/) are a download cache, not a product: fetched when a job needs them."""
+    return [*DATA_OUTPUTS, *RUN_OUTPUTS, *EVALUATE_OUTPUTS, *ANALYSIS_OUTPUTS, *BENCH_CSVS,
+            *PROBE_CSVS, *PROBE_FIGURES, *CLAIMS_OUTPUTS, *FIGURES, *PAPER_OUTPUTS,
+            *COMPARE_OUTPUTS]

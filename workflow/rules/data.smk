@@ -187,3 +187,13 @@ for _name, (_days, _dir) in DAY_CORPORA.items():
             shell:
                 "{PYTHON}.data.bpe --inputs {input:q} --model-prefix {params.prefix:q}"
                 " --vocab-size {params.vocab_size:q} > {log:q} 2>&1"
+
+
+# What this stage keeps (rule all asks for each file: common.smk, get_final_output): every
+# corpus's splits, manifest and BPE model.
+DATA_OUTPUTS = [
+    str(path)
+    for rule in ["prepare_corpus", "train_bpe",
+                 *(f"{kind}_{name}" for name in EXTRA_DATA for kind in ("prepare", "train_bpe"))]
+    for path in getattr(rules, rule).output
+]

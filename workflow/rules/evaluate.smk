@@ -206,3 +206,15 @@ rule coverage:
         studies=config["evaluate"]["coverage_studies"],
     shell:
         "{PYTHON}.evaluate.coverage --studies {params.studies:q} --out {output:q} > {log:q} 2>&1"
+
+
+# What this stage keeps (rule all asks for each file: common.smk, get_final_output): every run's
+# hypotheses and scores, per test set and budget point, and the tables.
+EVALUATE_OUTPUTS = [
+    *expand([*rules.translate.output, *rules.score.output], run=RUNS, test_set=TEST_SETS),
+    *point_files("hyp", RUNS),
+    *point_files("scores", RUNS),
+    *map(str, rules.collect_scores.output),
+    *map(str, rules.compare.output),
+    *map(str, rules.coverage.output),
+]

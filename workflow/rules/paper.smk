@@ -60,7 +60,8 @@ rule paper_sections:
     shell:
         "{PYTHON}.report.render --results results --config {input.config:q}"
         " --configfiles {params.configfiles:q} --runs {params.runs:q}"
-        " --figures {input.figures:q} --bench {input.bench:q} --templates paper/sections"
+        " --figures {input.figures:q} --bench {input.bench:q} --manifest {input.manifest:q}"
+        " --templates paper/sections"
         " --out-dir results/paper/generated > {log:q} 2>&1"
 
 
@@ -81,3 +82,7 @@ rule paper:
         "{PYTHON}.report.build --sources {input.sources:q} --generated {input.generated:q}"
         " --figures {input.figures:q} --build-dir {params.build:q} --out {output:q}"
         " > {log:q} 2>&1 || {{ tail -n 40 {log:q} >&2; exit 1; }}"
+
+
+# What this stage keeps (rule all asks for each file: common.smk, get_final_output).
+PAPER_OUTPUTS = [*map(str, rules.paper_config.output), *PAPER_PARTS, *map(str, rules.paper.output)]

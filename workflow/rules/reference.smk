@@ -15,11 +15,13 @@ OTHER_BUILDS = sorted(
     name for name in (os.listdir(REFERENCES) if os.path.isdir(REFERENCES) else [])
     if name != REFERENCE_NAME and os.path.isfile(os.path.join(REFERENCES, name, "claims.csv"))
 )
-COMPARE_OUTPUTS = [
-    *(["results/compare/compare.md"]
-      if os.path.isfile(os.path.join(REFERENCE_DIR, "claims.csv")) else []),
-    *expand("results/compare/across_{other}.md", other=OTHER_BUILDS),
-]
+# the comparisons this build makes (both files of each: rule all asks for every one)
+COMPARE_OUTPUTS = expand(
+    "results/compare/{name}.{ext}",
+    name=[*(["compare"] if os.path.isfile(os.path.join(REFERENCE_DIR, "claims.csv")) else []),
+          *(f"across_{other}" for other in OTHER_BUILDS)],
+    ext=["csv", "md"],
+)
 
 
 rule compare_reference:

@@ -51,3 +51,9 @@ rule train:
     shell:
         "{PYTHON}.train --config {input.config:q} --data-dir {params.data_dir:q}"
         " --spm {input.spm:q} --threads {threads} > {log:q} 2>&1"
+
+
+# What this stage keeps (rule all asks for each file: common.smk, get_final_output): every run's
+# settings, weights, metadata and log.
+RUN_OUTPUTS = expand([*rules.run_config.output, *rules.train.output],
+                     variant=VARIANTS, seed=config["seeds"])

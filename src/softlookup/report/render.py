@@ -227,10 +227,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", nargs="*", help="the runs of the config (default: all on disk)")
     parser.add_argument("--figures", nargs="*", default=[], type=Path)
     parser.add_argument("--bench", nargs="*", type=Path, help="benchmark CSVs (default: all)")
+    parser.add_argument("--manifest", type=Path, help="the corpus manifest the rule declares")
     parser.add_argument("--templates", type=Path, default=Path("paper/sections"))
     parser.add_argument("--out-dir", required=True, type=Path)
     args = parser.parse_args(argv)
-    study = load(args.results, args.config, args.runs, args.bench)
+    study = load(args.results, args.config, args.runs, args.bench, args.manifest)
     drawn = [path.stem for path in args.figures if path.exists()]
     for name in write(study, drawn, args.out_dir, args.configfiles, args.templates):
         print(args.out_dir / f"{name}.tex")

@@ -140,10 +140,13 @@ def load(
     config_path: Path | None = None,
     runs: list[str] | None = None,
     bench: list[Path] | None = None,
+    manifest: Path | None = None,
 ) -> Study:
     """Read every table the report uses from `results`. `runs` defaults to those on disk and
     `bench` to every results/bench/*.csv; a rule passes the ones it declares as inputs, so a
-    leftover file never reaches the paper."""
+    leftover file never reaches the paper. `manifest` is the corpus manifest the rule declares
+    (results/data/<corpus>-<src>-<tgt>/manifest.json), read as given: a build with several
+    corpora (data.extra) has several; without one the study has no corpus facts."""
     results = Path(results)
     problems: dict[str, str] = {}
     config = read_json(config_path, problems) if config_path else {}
@@ -191,13 +194,7 @@ def load(
         attention=attention,
         alignment=alignment,
         benchmarks=load_benchmarks(results / "benchmarks"),
-        manifest=read_json(results / "data" / "manifest.json") or find_manifest(results),
+        manifest=read_json(manifest, problems) if manifest else {},
         config=config,
         missing=problems,
     )
-
-
-def find_manifest(results: Path) -> dict:
-    for path in sorted((results / "data").glob("*/manifest.json")):
-        return read_json(path)
-    return {}
