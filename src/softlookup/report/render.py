@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", nargs="*", help="the runs of the config (default: all on disk)")
     parser.add_argument("--figures", nargs="*", default=[], type=Path)
     parser.add_argument("--bench", nargs="*", type=Path, help="benchmark CSVs (default: all)")
-    parser.add_argument("--templates", type=Path, default=Path("paper/sections"))
+    parser.add_argument("--templates", type=Path, default=TEMPLATES)
     parser.add_argument("--out-dir", required=True, type=Path)
     args = parser.parse_args(argv)
     study = load(args.results, args.config, args.runs, args.bench)
