@@ -1,7 +1,8 @@
-"""The whole workflow on config/test.yaml, in a copy of the project in a temporary directory."""
+"""The whole workflow on config/test.yaml, in a copy of the project in a temporary directory
+(Snakemake finds the corpus mirror through $SOFTLOOKUP_MIRROR, set for the session by
+conftest.py)."""
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -16,24 +17,8 @@ from snakemake.utils import update_config
 from softlookup.claims.verdicts import VERDICTS
 from softlookup.config import all_variants, select
 
-from .corpora import mirror
+from .commands import snakemake
 from .project import project_sources
-
-
-def snakemake(workdir: Path, *args: str, python: Path | None = None) -> subprocess.CompletedProcess:
-    # the venv's snakemake (or `<python> -m snakemake`), venv not on PATH: rules find the
-    # project's Python by themselves
-    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
-    env.update(SOFTLOOKUP_MIRROR=str(mirror()), PATH="/usr/bin:/bin")
-    launcher = (
-        [str(python), "-m", "snakemake"]
-        if python
-        else [str(Path(sys.executable).parent / "snakemake")]
-    )
-    command = [*launcher, "--cores", "2", *args]
-    return subprocess.run(
-        command, check=False, cwd=workdir, env=env, capture_output=True, text=True
-    )
 
 
 def merged_config(workdir: Path) -> dict:
@@ -58,7 +43,7 @@ def clone_in_a_path_with_a_space(parent: Path) -> tuple[Path, Path]:
 def finished_run(tmp_path_factory):
     """The whole DAG, run from a clone whose path has a space and a non-ASCII letter."""
     workdir, python = clone_in_a_path_with_a_space(tmp_path_factory.mktemp("workflow"))
-    result = snakemake(workdir, "--configfile", "config/test.yaml", python=python)
+    result = snakemake(workdir, "--configfile", "config/test.yaml", python=python, cores=2)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return workdir
 
@@ -186,7 +171,7 @@ def test_a_rerun_compared_with_its_own_reference(finished_run):
 
     def compare() -> tuple[pd.DataFrame, int]:
         result = snakemake(
-            finished_run, "results/compare/compare.md", "--configfile", "config/test.yaml"
+            finished_run, "results/compare/compare.md", "--configfile", "config/test.yaml", cores=2
         )
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
         table = results / "compare" / "compare.csv"
