@@ -1,6 +1,7 @@
 # The README's two commands:
 #   make paper   set up .venv (+ TeX if missing), then run the workflow on config/config.yaml
 #   make test    set up the same way, then run pytest (unit tests + a tiny end-to-end run)
+# `make test-fast`: the unit tests alone, without the corpus mirror, in about a minute.
 # Several configs side by side: `make paper CONFIG=config/paper.yaml RUN=paper` keeps that
 # config's results/, .snakemake/ and paper/paper.pdf under runs/paper/ (sources linked in), so it
 # never touches the default run's results/ in this directory.
@@ -32,7 +33,7 @@ TEX_PACKAGES = latexmk texlive-latex-recommended texlive-latex-extra texlive-fon
 # named with its line, in one line (Snakemake's own message names neither the file nor the line).
 CHECK_CONFIG = $(VENV)/bin/python -m softlookup.config check-files config/config.yaml $(CONFIG)
 
-.PHONY: paper test test-slurm setup tex report reference compare rundir clean
+.PHONY: paper test test-fast test-slurm setup tex report reference compare rundir clean
 
 paper: setup tex $(if $(RUN),rundir)
 	@$(CHECK_CONFIG)
@@ -41,6 +42,12 @@ paper: setup tex $(if $(RUN),rundir)
 # The live-SLURM test takes ~10 min on 2 cores: not part of `make test`; .ci/run runs both.
 test: setup tex
 	$(VENV)/bin/pytest -q -m "not slurm" $(PYTEST_ARGS)
+
+# The fast tier: the unit tests, on the committed fixture corpus (no mirror, no TeX); every test
+# that starts Snakemake, make, latexmk or pytest, or reads the full mirror, is `slow`
+# (tests/conftest.py). About a minute on 2 cores (docs/measurements.md).
+test-fast: setup
+	$(VENV)/bin/pytest -q -m "not slow" $(PYTEST_ARGS)
 
 test-slurm: setup tex
 	$(VENV)/bin/pytest -q -m slurm -rs $(PYTEST_ARGS)
