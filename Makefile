@@ -44,8 +44,9 @@ test: setup tex
 	$(VENV)/bin/pytest -q -m "not slurm" $(PYTEST_ARGS)
 
 # The fast tier: the unit tests, on the committed fixture corpus (no mirror, no TeX); every test
-# that starts Snakemake, make, latexmk or pytest, or reads the full mirror, is `slow`
-# (tests/conftest.py). About a minute on 2 cores (docs/measurements.md).
+# that starts Snakemake, make, latexmk, pytest or a script, reads the full mirror or simulates for
+# minutes is `slow` (tests/conftest.py) and left out. About 2.5 min of one core
+# (docs/measurements.md).
 test-fast: setup
 	$(VENV)/bin/pytest -q -m "not slow" $(PYTEST_ARGS)
 

@@ -5,7 +5,8 @@ The fast tier is `pytest -m "not slow"` (`make test-fast`): the unit tests, on t
 fixture corpus (tests/data/corpora), without the mirror. A test is `slow` when it, a helper it
 calls or a fixture it uses reaches one of SLOW_CALLS (a process that runs for minutes, the full
 corpus mirror, a long simulation), when it runs the whole workflow (`workflow`, `slurm`), or when
-its module is in SLOW_MODULES; nobody marks a test by hand."""
+its module is in SLOW_MODULES or itself in SLOW_TESTS (slow inside the package); nobody marks a
+test where it is written."""
 
 import inspect
 import os
@@ -34,10 +35,16 @@ SLOW_CALLS = {
     "softlookup.report.build.build": "runs latexmk",
     "tests.corpora.mirror": "reads the full corpus mirror (../shared/corpora)",
     "tests.test_intervals.coverage": "simulates a thousand studies per seed count",
+    "tests.test_kernels_compile.run_uninterpreted": "starts a Python with Triton's compiler",
 }
-# modules whose every test is slow for a reason no call names
+# modules whose every test is slow, and tests slow inside the package, for a reason no call names
 SLOW_MODULES = {
     "test_slurm": "runs the workflow on a live SLURM cluster",
+}
+SLOW_TESTS = {
+    "test_train.py::test_a_compiled_gru_decoder_step_trains_like_the_eager_one": (
+        "torch.compile builds its C++ with g++ (minutes)"
+    ),
 }
 
 
@@ -46,11 +53,6 @@ def pytest_configure(config):
     was started in (`make test`'s: the checkout, where make has joined it already). Resolved
     once, here: every test, and every Snakemake a test starts in a temporary directory, gets the
     absolute path; without the variable, ../shared/corpora when it is there."""
-    config.addinivalue_line(
-        "markers",
-        "slow: starts Snakemake, make, latexmk or pytest, or reads the full corpus "
-        "mirror (set by conftest.py, not by hand)",
-    )
     if (
         not export_mirror(None, config.invocation_params.dir)
         and (corpora.DEFAULT_MIRROR / "multi30k").is_dir()
@@ -72,7 +74,7 @@ def called(function) -> list:
     found = []
     for name in names:
         value = function.__globals__.get(name)
-        if inspect.ismodule(value):
+        if inspect.ismodule(value) and value.__name__.startswith(("tests.", "softlookup.")):
             found += [getattr(value, attr) for attr in names if hasattr(value, attr)]
         elif value is not None:
             found.append(value)
@@ -104,6 +106,8 @@ def item_slow_reason(item) -> str | None:
     module = item.module.__name__.rsplit(".", 1)[-1]
     if module in SLOW_MODULES:
         return SLOW_MODULES[module]
+    if f"{module}.py::{item.originalname}" in SLOW_TESTS:
+        return SLOW_TESTS[f"{module}.py::{item.originalname}"]
     if item.get_closest_marker("slurm") or item.get_closest_marker("workflow"):
         return "runs the whole workflow"
     seen: set = set()
