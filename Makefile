@@ -1,6 +1,7 @@
 # The README's two commands:
 #   make paper   set up .venv (+ TeX if missing), then run the workflow on config/config.yaml
 #   make test    set up the same way, then run pytest (unit tests + a tiny end-to-end run)
+# `make test-fast`: the unit tests alone, without the corpus mirror, in about a minute.
 # Several configs side by side: `make paper CONFIG=config/paper.yaml RUN=paper` keeps that
 # config's results/, .snakemake/ and paper/paper.pdf under runs/paper/ (sources linked in), so it
 # never touches the default run's results/ in this directory.
@@ -34,7 +35,7 @@ TEX_PACKAGES = latexmk texlive-latex-recommended texlive-latex-extra texlive-fon
 # own start-up lines.
 CHECK_CONFIG = $(VENV)/bin/python -m softlookup.config check config/config.yaml $(CONFIG)
 
-.PHONY: paper test test-slurm setup tex report reference compare rundir clean
+.PHONY: paper test test-fast test-slurm setup tex report reference compare rundir clean
 
 paper: setup tex $(if $(RUN),rundir)
 	@$(CHECK_CONFIG)
@@ -43,6 +44,13 @@ paper: setup tex $(if $(RUN),rundir)
 # The live-SLURM test takes ~10 min on 2 cores: not part of `make test`; .ci/run runs both.
 test: setup tex
 	$(VENV)/bin/pytest -q -m "not slurm" $(PYTEST_ARGS)
+
+# The fast tier: the unit tests, on the committed fixture corpus (no mirror, no TeX); every test
+# that starts Snakemake, make, latexmk, pytest or a script, reads the full mirror or simulates for
+# minutes is `slow` (tests/conftest.py) and left out. About 2.5 min of one core
+# (docs/measurements.md).
+test-fast: setup
+	$(VENV)/bin/pytest -q -m "not slow" $(PYTEST_ARGS)
 
 test-slurm: setup tex
 	$(VENV)/bin/pytest -q -m slurm -rs $(PYTEST_ARGS)

@@ -1,10 +1,15 @@
-"""The package's imports run down the layers ARCHITECTURE.md lists, never back up.
+"""ARCHITECTURE.md checked against the sources: the package's imports run down the layers it
+lists, never back up; every path it names exists; the report reads files only through
+report/study.py; the bucket label "all" is typed only in data/buckets.py; every rule logs and
+times itself in its own folder.
 
 ARCHITECTURE.md's "Layers" list is read here: every module of src/softlookup/ sits in one layer,
 and an import from one top-level module (or package) to another reaches only a lower layer, at
 the top of a file or inside a function alike."""
 
 import ast
+import fnmatch
+import os
 import re
 from pathlib import Path
 
@@ -89,3 +94,156 @@ def test_imports_are_found_relative_absolute_and_inside_functions(tmp_path):
         "from softlookup import config\n"
     )
     assert imported(source, root) == {"data", "models", "paths", "evaluate", "config"}
+
+
+# --- ARCHITECTURE.md's other statements, where a reading of the sources can check them ----------
+
+
+def named_paths() -> list[str]:
+    """The checkout's files and folders ARCHITECTURE.md names in backticks (`train.py`,
+    `report/facts/`, `config/claims.yaml`): what the build writes (the table's last column,
+    results/, ../) and patterns (`<run>`) left out."""
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    for line in text.splitlines():
+        cells = line.split("|")
+        if line.startswith("| ") and len(cells) > 4:
+            text = text.replace(cells[4], "")
+    names = re.findall(r"`([\w./*-]+(?:/|\.py|\.smk|\.yaml|\.sh|\.md|\.tex))`", text)
+    return sorted(
+        {name for name in names if not name.startswith(("results/", "../")) and "<" not in name}
+    )
+
+
+def checkout_paths() -> list[Path]:
+    """Every file and folder of the checkout, relative to it (no build, venv or cache)."""
+    skip = {".git", ".venv", "results", "resources", "runs", ".snakemake", "__pycache__"}
+    found = []
+    for folder, folders, files in os.walk(ROOT):
+        folders[:] = [name for name in folders if name not in skip and not name.endswith("-info")]
+        base = Path(folder).relative_to(ROOT)
+        found += [base / name for name in folders + files]
+    return found
+
+
+def test_every_path_architecture_names_exists():
+    """A name may be the end of a longer path (`buckets.py` is src/softlookup/data/buckets.py)
+    and a pattern (`converged*.yaml`)."""
+    paths = [path.as_posix() for path in checkout_paths()]
+    missing = [
+        name
+        for name in named_paths()
+        if not any(fnmatch.fnmatch(path, f"*{name.rstrip('/')}") for path in paths)
+    ]
+    assert named_paths() and not missing, f"ARCHITECTURE.md names what is not there: {missing}"
+
+
+FILE_READS = {"open", "read_csv", "read_text", "read_bytes", "read_parquet"}
+LOADERS = {"json", "yaml", "torch", "np", "pickle"}  # their .load() reads a file
+# report/ modules that read files, and what: facts and figures read only through study
+REPORT_READERS = {
+    "study.py": "results/ and the committed references, for facts and figures",
+    "build.py": "the LaTeX log of the build it runs",
+    "wording.py": "the ledger's claims.csv and checks.csv, worded for the claims stage",
+}
+
+
+def file_reads(path: Path) -> list[int]:
+    """Lines of `path` that call a file reader (open(), pd.read_csv, Path.read_text, json.load)."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "attr", getattr(node.func, "id", None))
+        owner = getattr(getattr(node.func, "value", None), "id", None)
+        if name in FILE_READS or (name == "load" and owner in LOADERS):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_report_reads_files_only_through_study():
+    report = PACKAGE / "report"
+    readers = {
+        f"{path.relative_to(report)}:{line}"
+        for path in sorted(report.rglob("*.py"))
+        if path.relative_to(report).as_posix() not in REPORT_READERS
+        for line in file_reads(path)
+    }
+    assert not readers, f"report/ modules reading files besides {sorted(REPORT_READERS)}"
+    assert file_reads(report / "study.py")  # the check sees a reader
+
+
+# "all" meaning something else than a whole test set, and modules still to take the label from
+# data/buckets.py
+OTHER_ALLS = {
+    "analysis/attention_maps.py": "the row counting every map's sentences",
+    "bench/kernels.py": "a benchmark pass: forward and backward together",
+    "bench/train_step.py": "the estimate's row summing every variant",
+    "bench/summary.py": 'pandas\' dropna(how="all")',
+    "claims/checks/run.py": "TO DO (issue 49): buckets.ALL; claims/ is being rewritten",
+    "claims/spec.py": "TO DO (issue 49): buckets.ALL; claims/ is being rewritten",
+}
+
+
+def string_constants(path: Path) -> list[tuple[int, str]]:
+    """(line, value) of every string literal of `path` but its docstrings."""
+    tree = ast.parse(path.read_text(), str(path))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        if id(node) not in docstrings
+    ]
+
+
+def test_the_whole_test_set_bucket_is_named_only_in_buckets():
+    typed = [
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).as_posix() not in {"data/buckets.py", *OTHER_ALLS}
+        for line, value in string_constants(path)
+        if value == "all"
+    ]
+    assert not typed, f'"all" typed outside data/buckets.py (use buckets.ALL): {typed}'
+
+
+RULE = re.compile(
+    r"^(?:rule (\w+):|use rule \w+ as (\w+) with:|\s+rule:\n\s+name:\n\s+f?\"(\S+)\")"
+)
+
+
+def rule_blocks() -> dict[str, str]:
+    """Rule name -> its text, for every rule in workflow/rules/ (a rule made in a loop is named
+    as written: `prepare_{_name}`)."""
+    blocks = {}
+    for path in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
+        text = path.read_text()
+        starts = [
+            (match.start(), next(group for group in match.groups() if group))
+            for match in re.finditer(RULE.pattern, text, re.MULTILINE)
+        ]
+        ends = [start for start, _ in starts[1:]] + [len(text)] if starts else []
+        for (start, name), end in zip(starts, ends, strict=True):
+            blocks[name] = text[start:end]
+    return blocks
+
+
+def test_every_rule_logs_and_times_itself_in_its_own_folder():
+    """ARCHITECTURE.md: every job logs to results/logs/ and times itself to
+    results/benchmarks/<rule>/ (`use rule ... with:` would inherit the parent's folder)."""
+    blocks = rule_blocks()
+    assert {"train", "translate_point", "prepare_{_name}"} <= set(blocks)
+    wrong = []
+    for name, block in blocks.items():
+        logged = re.search(r"\n\s+log:\n\s+\w*=?f?\"results/logs/", block)
+        timed = re.search(r"\n\s+benchmark:\n\s+f?\"results/benchmarks/([^/]+)/", block)
+        if not logged or not timed or timed.group(1) != name:
+            wrong.append(name)
+    assert not wrong, f"rules without their log, or timed in another folder: {wrong}"

@@ -8,10 +8,11 @@ import re
 import pandas as pd
 import pytest
 import torch
+import torch.nn.functional as F
 
 from softlookup.analysis import attention_maps
-from softlookup.data.batching import make_batches
-from softlookup.models import build_model
+from softlookup.data.batching import Batch, make_batches
+from softlookup.models import PAD, build_model
 from softlookup.models.checkpoint import model_file, save_atomic
 
 from .corpora import tiny_corpus
@@ -119,15 +120,25 @@ def test_saturation_and_logit_gradients_are_measured(outputs):
 
 
 def test_logit_gradient_is_the_softmax_backward():
-    """The gradient the analysis derives from P and dL/dP equals autograd's dL/dlogits."""
+    """logit_gradients, given the weights P = softmax(s) of a map and the translator's logits
+    made from them, returns autograd's dL/ds for L the batch's summed cross-entropy; a map whose
+    weights are a copy outside the graph is left out."""
     torch.manual_seed(0)
-    logits = torch.randn(2, 3, 4, 5, dtype=torch.float64, requires_grad=True)
-    weights = torch.softmax(logits, dim=-1)
-    target = torch.randn(2, 3, 4, 5, dtype=torch.float64)
-    loss = (weights * target).sum() ** 2
-    grad_p, grad_logits = torch.autograd.grad(loss, [weights, logits])
-    p = weights.detach()
-    torch.testing.assert_close(p * (grad_p - (p * grad_p).sum(-1, keepdim=True)), grad_logits)
+    scores = torch.randn(2, 3, 4, 5, dtype=torch.float64, requires_grad=True)  # (B,H,Nq,Nk)
+    weights = torch.softmax(scores, dim=-1)
+    values = torch.randn(5, 7, dtype=torch.float64)  # keys -> a vocabulary of 7
+    logits = (weights @ values).sum(1)  # (B,Nq,V)
+    tgt_out = torch.tensor([[4, 5, 6, 2], [3, 6, 2, PAD]])  # padding is not in the loss
+    batch = Batch(src=tgt_out, tgt_in=tgt_out, tgt_out=tgt_out, index=[0, 1])
+    loss = F.cross_entropy(
+        logits.flatten(0, 1), tgt_out.flatten(), ignore_index=PAD, reduction="sum"
+    )
+    (expected,) = torch.autograd.grad(loss, [scores], retain_graph=True)
+    maps = {"cross": (weights,), "copy": (weights.detach(),)}
+    found = attention_maps.logit_gradients(logits, batch, maps)
+    assert set(found) == {"cross"}
+    torch.testing.assert_close(found["cross"], expected)
+    assert expected[1, :, 3].abs().max() == 0 < expected[1, :, 2].abs().max()  # the PAD row
 
 
 def test_transformer_maps_are_every_cross_head_and_the_last_self_layer(outputs):

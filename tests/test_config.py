@@ -5,11 +5,8 @@ string unquoted; several config files are given as one --configfile list."""
 import copy
 import functools
 import operator
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -36,6 +33,7 @@ from softlookup.config import (
     select,
 )
 
+from .commands import make, snakemake, stand_in_venv
 from .corpora import mirror
 from .project import ROOT, project_sources
 
@@ -59,33 +57,6 @@ def errors_of(config: dict) -> str:
     with pytest.raises(ConfigError) as caught:
         check(config, SCHEMA)
     return str(caught.value)
-
-
-def snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """The venv's snakemake as a user calls it, venv not activated: PATH has no venv."""
-    bare = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
-    bare["PATH"] = "/usr/bin:/bin"
-    command = [str(Path(sys.executable).parent / "snakemake"), "--cores", "1", *args]
-    return subprocess.run(
-        command,
-        cwd=workdir,
-        env={**bare, **(env or {})},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
-def stand_in_venv(venv: Path) -> Path:
-    """A stand-in for .venv, already set up (make installs nothing): its python and snakemake
-    are the ones running the tests. Scripts, not links: a linked interpreter looks for pyvenv.cfg
-    beside the link and would run without this venv's packages."""
-    (venv / "bin").mkdir(parents=True)
-    for name, command in (("python", ""), ("snakemake", " -m snakemake")):
-        (venv / "bin" / name).write_text(f'#!/bin/sh\nexec "{sys.executable}"{command} "$@"\n')
-        (venv / "bin" / name).chmod(0o755)
-    (venv / ".installed").touch()
-    return venv
 
 
 def write_config(workdir: Path, config: dict, name: str = "mine.yaml") -> str:
@@ -228,13 +199,7 @@ def test_make_names_a_config_file_that_does_not_parse_before_snakemake_runs(tmp_
         "config/tset.yaml": "config/tset.yaml: no such config file",
     }
     for config, message in expected.items():
-        made = subprocess.run(
-            ["make", "-s", "paper", f"CONFIG={config}", f"VENV={venv}", "-o", "tex"],
-            cwd=workdir,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        made = make(workdir, "paper", f"CONFIG={config}", f"VENV={venv}", "-o", "tex")
         assert made.returncode != 0
         assert made.stderr.splitlines()[0].startswith(message), made.stderr
         assert "Traceback" not in made.stderr and made.stdout == ""
@@ -258,13 +223,7 @@ def test_a_wrong_value_is_one_line_through_make(tmp_path, text):
         (workdir / part).symlink_to(ROOT / part)
     venv = stand_in_venv(tmp_path / "venv")
     (workdir / "mine.yaml").write_text(text)
-    made = subprocess.run(
-        ["make", "-s", "paper", "CONFIG=config/test.yaml mine.yaml", f"VENV={venv}", "-o", "tex"],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    made = make(workdir, "paper", "CONFIG=config/test.yaml mine.yaml", f"VENV={venv}", "-o", "tex")
     assert made.returncode != 0 and made.stdout == ""
     ours, *rest = made.stderr.splitlines()
     assert ours.startswith(WRONG_VALUES[text]) and "mine.yaml" in ours
@@ -560,13 +519,7 @@ def test_two_configs_keep_their_results_side_by_side(tmp_path):
     """`make rundir RUN=<name>` + --directory runs/<name>: results never clobber each other."""
     workdir = project_sources(tmp_path)
     (workdir / "Makefile").symlink_to(ROOT / "Makefile")
-    made = subprocess.run(
-        ["make", "-s", "rundir", "RUN=small"],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    made = make(workdir, "rundir", "RUN=small")
     assert made.returncode == 0, made.stderr
     target = "results/probes/worked_examples.csv"
     for directory in (".", "runs/small"):

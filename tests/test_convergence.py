@@ -9,8 +9,9 @@ import pytest
 
 from softlookup.report.facts import convergence
 from softlookup.report.figures import convergence as figure
+from softlookup.report.study import read_reference
 
-from .corpora import ROOT
+from .project import ROOT
 
 EFFECTS = {
     "D3": [{"comparison": "d3_dk128"}],
@@ -48,7 +49,7 @@ def write_reference(folder, claims, comparisons, training, scores=()):
         "config": {"train": {"epochs": 10, "patience": 2, "ladder": [1, 2, "final"]}},
     }
     (folder / "provenance.json").write_text(json.dumps(provenance))
-    return convergence.read_reference(folder)
+    return read_reference(folder)
 
 
 def training_log(run, losses, cap):
@@ -212,7 +213,7 @@ def test_a_reference_folder_missing_a_table_is_named(tmp_path):
     (tmp_path / "half").mkdir()
     (tmp_path / "half" / "claims.csv").write_text("id,verdict\n")
     with pytest.raises(FileNotFoundError, match="half lacks comparisons.csv, training.csv"):
-        convergence.read_reference(tmp_path / "half")
+        read_reference(tmp_path / "half")
 
 
 def legended(paths: pd.DataFrame) -> pd.DataFrame:
@@ -419,7 +420,7 @@ def test_the_length_curves_come_from_every_study_that_scores_d1(tmp_path):
     pd.DataFrame(bucket_scores("additive", {"1-10": 30, ">60": 12}, "test_europarl")).to_csv(
         tmp_path / "long" / "scores.csv", index=False
     )
-    long = convergence.read_reference(tmp_path / "long")
+    long = read_reference(tmp_path / "long")
     bare = write_reference(tmp_path / "bare", claims, [{**pair, "test_set": "test_long"}], training)
     config = {
         "convergence": {
@@ -451,9 +452,7 @@ def test_the_default_config_reads_committed_references_that_decide_its_claims():
     import yaml
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    references = [
-        convergence.read_reference(ROOT / folder) for folder in config["convergence"]["references"]
-    ]
+    references = [read_reference(ROOT / folder) for folder in config["convergence"]["references"]]
     deciding = {
         ref.name: [
             claim

@@ -31,9 +31,9 @@ from softlookup.data.prepare import (
     read_pairs,
 )
 
-from .corpora import mirror
+from .commands import make, pytest_session, snakemake, stand_in_venv
+from .corpora import FIXTURE_CORPORA, mirror
 from .project import ROOT, project_sources
-from .test_config import snakemake, stand_in_venv
 
 
 def test_pair_counts_match_the_released_corpus():
@@ -182,14 +182,15 @@ def test_concatenate_drops_the_remainder():
     assert concatenate_consecutive(pairs, 3) == [("0 1 2", "0 -1 -2"), ("3 4 5", "-3 -4 -5")]
 
 
-def corrupted_mirror(tmp_path: Path) -> Path:
-    """A mirror whose multi30k/val.en.gz has one line too many; val.de.gz is the real one."""
+def corrupted_mirror(tmp_path: Path, origin: Path = FIXTURE_CORPORA) -> Path:
+    """A mirror whose multi30k/val.en.gz is `origin`'s with one line too many; val.de.gz is
+    `origin`'s (the full mirror's, whose sha256 matches, or the fixture corpus's)."""
     bad_mirror = tmp_path / "mirror"
     (bad_mirror / "multi30k").mkdir(parents=True)
-    shutil.copy(mirror() / "multi30k" / "val.en.gz", bad_mirror / "multi30k" / "val.en.gz")
+    shutil.copy(origin / "multi30k" / "val.en.gz", bad_mirror / "multi30k" / "val.en.gz")
     with gzip.open(bad_mirror / "multi30k" / "val.en.gz", "ab") as stream:
         stream.write(b"one more line\n")
-    (bad_mirror / "multi30k" / "val.de.gz").symlink_to(mirror() / "multi30k" / "val.de.gz")
+    (bad_mirror / "multi30k" / "val.de.gz").symlink_to(origin / "multi30k" / "val.de.gz")
     return bad_mirror
 
 
@@ -213,7 +214,7 @@ def test_missing_mirror_file_and_unknown_names_fail_clearly(tmp_path):
     with pytest.raises(FileNotFoundError, match="no multi30k/train.de.gz"):
         sources.fetch("multi30k", "train.de.gz", tmp_path / "x", tmp_path)
     with pytest.raises(LookupError, match="no file 'nope.gz'"):
-        sources.fetch("multi30k", "nope.gz", tmp_path / "x", mirror())
+        sources.fetch("multi30k", "nope.gz", tmp_path / "x", FIXTURE_CORPORA)
 
 
 @pytest.mark.parametrize(
@@ -251,7 +252,7 @@ def test_a_failed_fetch_is_the_workflows_last_word_with_its_rule_and_log(tmp_pat
         *targets,
         "--configfile",
         "config/test.yaml",
-        env={sources.MIRROR_ENV: str(corrupted_mirror(tmp_path))},
+        env={sources.MIRROR_ENV: str(corrupted_mirror(tmp_path, mirror()))},
     )
     assert result.returncode != 0
     log = "results/logs/fetch/multi30k/val.en.gz.log"
@@ -294,23 +295,11 @@ def test_a_relative_mirror_given_to_make_serves_a_build_in_runs(tmp_path):
 
     def make_paper(relative_mirror: str) -> subprocess.CompletedProcess:
         """Only the fetch jobs (--until), with a stand-in .venv and TeX (-o tex)."""
-        return subprocess.run(
-            [
-                "make",
-                "-s",
-                "paper",
-                "RUN=small",
-                "CONFIG=config/test.yaml",
-                f"VENV={venv}",
-                "-o",
-                "tex",
-                "SNAKEMAKE_ARGS=--until fetch_corpus_file --cores 1",
-            ],
-            cwd=clone,
-            env={**os.environ, sources.MIRROR_ENV: relative_mirror},
-            capture_output=True,
-            text=True,
-            check=False,
+        return make(
+            clone,
+            *("paper", "RUN=small", "CONFIG=config/test.yaml", f"VENV={venv}", "-o", "tex"),
+            "SNAKEMAKE_ARGS=--until fetch_corpus_file --cores 1",
+            env={sources.MIRROR_ENV: relative_mirror},
         )
 
     made = make_paper("../shared/corpora")
@@ -352,23 +341,8 @@ def test_make_test_with_the_readmes_relative_mirror(tmp_path):
     test = "tests/test_data.py::" + (
         "test_a_snakemake_started_by_a_test_finds_the_mirror_from_a_temporary_directory"
     )
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            test,
-            "--basetemp",
-            str(tmp_path / "inner"),
-        ],
-        cwd=ROOT,
-        env={**os.environ, sources.MIRROR_ENV: relative},
-        capture_output=True,
-        text=True,
-        check=False,
+    result = pytest_session(
+        ROOT, test, "--basetemp", str(tmp_path / "inner"), env={sources.MIRROR_ENV: relative}
     )
     assert result.returncode == 0, result.stdout[-3000:]
     assert "1 passed" in result.stdout
@@ -382,7 +356,7 @@ def test_failed_copy_leaves_no_temp_file(tmp_path, monkeypatch):
     monkeypatch.setattr(sources.shutil, "copyfile", disk_full)
     dest = tmp_path / "out" / "val.en.gz"
     with pytest.raises(OSError, match=f"^cannot write {dest}: No space left on device"):
-        sources.fetch("multi30k", "val.en.gz", dest, mirror())
+        sources.fetch("multi30k", "val.en.gz", dest, FIXTURE_CORPORA)
     assert list(dest.parent.iterdir()) == []
 
 

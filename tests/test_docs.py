@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .corpora import ROOT
+from .project import ROOT
 
 README = ROOT / "README.md"
 DOCS = [

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tarfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from .commands import script
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,15 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def dry_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("gpu_check")
     brought_back = tmp_path_factory.mktemp("device_out")  # the device tool's $OUT
-    env = {**os.environ, "GPU_CHECK_PYTHON": sys.executable, "OUT": str(brought_back)}
-    done = subprocess.run(
-        [str(ROOT / "scripts" / "gpu_check.sh"), "--dry", "--out", str(out)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    env = {"GPU_CHECK_PYTHON": sys.executable, "OUT": str(brought_back)}
+    done = script("gpu_check.sh", "--dry", "--out", str(out), env=env)
     return out, done, brought_back
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from softlookup.config import all_variants, select
 
+from .commands import snakemake
 from .project import project_sources
-from .test_config import snakemake
 from .test_workflow import merged_config
 
 # what `make paper` (and `make paper RUN=paper`) leaves in a clone beside its sources

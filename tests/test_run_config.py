@@ -6,8 +6,8 @@ import json
 
 import yaml
 
+from .commands import snakemake
 from .project import project_sources
-from .test_workflow import snakemake
 
 RUN = "results/runs/sweep_transformer.heads-1-s1/config.json"
 

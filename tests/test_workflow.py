@@ -1,4 +1,6 @@
-"""The whole workflow on config/test.yaml, in a copy of the project in a temporary directory."""
+"""The whole workflow on config/test.yaml, in a copy of the project in a temporary directory
+(Snakemake finds the corpus mirror through $SOFTLOOKUP_MIRROR, set for the session by
+conftest.py)."""
 
 import json
 import os
@@ -17,37 +19,8 @@ from snakemake.utils import update_config
 from softlookup.claims.verdicts import VERDICTS
 from softlookup.config import all_variants, select
 
-from .corpora import mirror
+from .commands import bare_environment, snakemake, snakemake_command
 from .project import project_sources
-
-
-def snakemake_command(*args: str, python: Path | None = None) -> list[str]:
-    """The venv's snakemake (or `<python> -m snakemake`) on 2 cores."""
-    launcher = (
-        [str(python), "-m", "snakemake"]
-        if python
-        else [str(Path(sys.executable).parent / "snakemake")]
-    )
-    return [*launcher, "--cores", "2", *args]
-
-
-def bare_environment() -> dict[str, str]:
-    """The environment a user's shell gives: the venv not on PATH (rules find the project's
-    Python by themselves), the corpus mirror set."""
-    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
-    env.update(SOFTLOOKUP_MIRROR=str(mirror()), PATH="/usr/bin:/bin")
-    return env
-
-
-def snakemake(workdir: Path, *args: str, python: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        snakemake_command(*args, python=python),
-        check=False,
-        cwd=workdir,
-        env=bare_environment(),
-        capture_output=True,
-        text=True,
-    )
 
 
 def merged_config(workdir: Path) -> dict:
@@ -72,7 +45,7 @@ def clone_in_a_path_with_a_space(parent: Path) -> tuple[Path, Path]:
 def finished_run(tmp_path_factory):
     """The whole DAG, run from a clone whose path has a space and a non-ASCII letter."""
     workdir, python = clone_in_a_path_with_a_space(tmp_path_factory.mktemp("workflow"))
-    result = snakemake(workdir, "--configfile", "config/test.yaml", python=python)
+    result = snakemake(workdir, "--configfile", "config/test.yaml", python=python, cores=2)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return workdir
 
@@ -264,7 +237,7 @@ def test_a_rerun_compared_with_its_own_reference(finished_run):
 
     def compare() -> tuple[pd.DataFrame, int]:
         result = snakemake(
-            finished_run, "results/compare/compare.md", "--configfile", "config/test.yaml"
+            finished_run, "results/compare/compare.md", "--configfile", "config/test.yaml", cores=2
         )
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
         table = results / "compare" / "compare.csv"

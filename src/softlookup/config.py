@@ -42,6 +42,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from . import rundir
 from .paths import CONFIG_SCHEMA, ROOT
 
 _UNSET = object()
@@ -457,9 +458,9 @@ def merged_problems(paths: list[Path]) -> list[str]:
 
 
 def write_json(text: str, out: Path) -> None:
-    """`text` (JSON) written to `out` indented with sorted keys: the same settings given in
-    another key order are the same file."""
-    out.write_text(json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n")
+    """`text` (JSON) written to `out` indented with sorted keys (the same settings given in
+    another key order are the same file), whole or not at all, as every run JSON file is."""
+    rundir.write_json(json.loads(text), out)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -26,6 +26,14 @@ def variant_of(run: str) -> str:
     return RUN_SEED.sub("", str(run))
 
 
+def split_run(run: str) -> tuple[str, int]:
+    """A run name's variant and seed: 'transformer.heads-1-s2' -> ('transformer.heads-1', 2)."""
+    found = RUN_SEED.search(str(run))
+    if found is None:
+        raise ValueError(f"not a run name (<variant>-s<seed>): {run!r}")
+    return variant_of(run), int(found.group(1))
+
+
 def _read_run_json(path: Path, name: str, what: str) -> dict:
     """A run's <name> (path of the file or of the run directory); a clear error if absent."""
     path = Path(path)

@@ -7,6 +7,7 @@ import sys
 from glob import glob
 
 from softlookup.config import all_variants, data_dir, ladder_points, measured_bench, select
+from softlookup.rundir import split_run, variant_of
 
 
 DATA_DIR = data_dir(config)

@@ -31,12 +31,12 @@ COMPARED_RUNS = sorted({f"{variant}-s{seed}" for _, a, b, _ in COMPARISONS for v
 # test set as before.
 def run_ladder(run):
     """The budget points of a run, from its settings (softlookup.config.ladder_points)."""
-    variant, seed = run.rsplit("-s", 1)
+    variant, seed = split_run(run)
     return ladder_points(run_config(variant, seed)["train"])
 
 
 def point_test_sets(run):
-    variant = run.rsplit("-s", 1)[0]
+    variant = variant_of(run)
     return sorted({test_set for _, a, b, test_set in COMPARISONS if variant in (a, b)})
 
 
@@ -108,7 +108,7 @@ use rule translate as translate_point with:
     log:
         "results/logs/translate/{run}.e{epoch}.{test_set}.log",
     benchmark:
-        "results/benchmarks/translate/{run}.e{epoch}.{test_set}.tsv"
+        "results/benchmarks/translate_point/{run}.e{epoch}.{test_set}.tsv"
     params:
         run_dir="results/runs/{run}",
         weights="results/runs/{run}/ladder/e{epoch}.pt",
@@ -126,7 +126,7 @@ use rule score as score_point with:
     log:
         "results/logs/score/{run}.e{epoch}.{test_set}.log",
     benchmark:
-        "results/benchmarks/score/{run}.e{epoch}.{test_set}.tsv"
+        "results/benchmarks/score_point/{run}.e{epoch}.{test_set}.tsv"
 
 
 rule collect_scores:

@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 
 from ..models import EOS, PAD, build_model, count_parameters
+from ..paths import CONFIG_DIR
 from .timing import PROVENANCE_COLUMNS, csv_rows, provenance, time_samples
 
 STEP_COLUMNS = [
@@ -166,7 +167,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--configs",
         type=Path,
         nargs="+",
-        default=[Path("config/config.yaml"), Path("config/paper.yaml")],
+        default=[CONFIG_DIR / "config.yaml", CONFIG_DIR / "paper.yaml"],
         help="merged in order",
     )
     p.add_argument("--plan", type=Path, help="plan JSON (from --write-plan)")

@@ -40,6 +40,7 @@ import pandas as pd
 
 from .. import intervals
 from ..evaluate.score import final_point
+from ..rundir import variant_of
 
 COLUMNS = ["section", "item", "reference", "current", "status", "tolerance"]
 STATUSES = ("same", "within tolerance", "moved", "changed", "missing", "new")
@@ -193,7 +194,7 @@ def compare_scores(
     for key, _, _, ref_value, cur_value, low, high in matched(ref, cur, "value"):
         tolerance = OLD_INTERVAL
         if widths is not None:
-            variant = variants.get(key[0], str(key[0]).rsplit("-s", 1)[0])
+            variant = variants.get(key[0], variant_of(key[0]))
             half = widths.get((variant, *key[1:]), math.nan)
             low, high, tolerance = ref_value - half, ref_value + half, SEED_AWARE
         rows.append(

@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--figures", nargs="*", default=[], type=Path)
     parser.add_argument("--bench", nargs="*", type=Path, help="benchmark CSVs (default: all)")
     parser.add_argument("--manifest", type=Path, help="the corpus manifest the rule declares")
-    parser.add_argument("--templates", type=Path, default=Path("paper/sections"))
+    parser.add_argument("--templates", type=Path, default=TEMPLATES)
     parser.add_argument("--out-dir", required=True, type=Path)
     args = parser.parse_args(argv)
     study = load(args.results, args.config, args.runs, args.bench, args.manifest)

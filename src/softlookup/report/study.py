@@ -1,4 +1,5 @@
-"""Everything the report reads from results/, loaded defensively.
+"""Everything the report reads from results/, loaded defensively, and the committed reference
+builds of longer studies (`convergence.references`), which must be whole.
 
 A file that is missing, empty or lacks a column gives an empty table, and `Study.missing` says
 which and why, so that the paper states what is pending instead of failing or printing a
@@ -15,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..rundir import RUN_SEED, RunSettings, run_settings, variant_of
+from .labels import corpus_label
 
 OLD_SCORE_NAMES = {"run_id": "run", "model": "base_model"}  # the scores table of before contract 4
 
@@ -114,6 +116,73 @@ class Study:
     manifest: dict
     config: dict
     missing: dict[str, str]
+
+
+@dataclass
+class Reference:
+    """One committed reference build: its name (folder), tables and provenance."""
+
+    name: str
+    comparisons: pd.DataFrame
+    claims: pd.DataFrame
+    training: pd.DataFrame
+    provenance: dict
+    scores: pd.DataFrame  # empty for a reference made before scores were kept
+
+    @property
+    def commit(self) -> str:
+        return self.provenance.get("environment", {}).get("commit", "")[:7]
+
+    @property
+    def config_name(self) -> str:
+        return self.provenance.get("config_name", self.name)
+
+    @property
+    def label(self) -> str:
+        """The reference as a reader names it: 'Multi30k de-en, heads, seeds 3-5' (the part is
+        the folder's first word after 'converged_')."""
+        return ", ".join(item for item in self.label_parts() if item)
+
+    def label_parts(self) -> tuple[str, str, str]:
+        """(corpus, part, seeds): ('Multi30k de-en', 'heads', 'seeds 3--5')."""
+        config = self.provenance.get("config", {})
+        part = self.name.removeprefix("converged_").split("_")[0]
+        seeds = sorted(int(seed) for seed in config.get("seeds") or [])
+        shown = (
+            ""
+            if not seeds
+            else f"seed {seeds[0]}"
+            if len(seeds) == 1
+            else f"seeds {seeds[0]}--{seeds[-1]}"
+        )
+        return corpus_label(config.get("data", {}).get("corpus", "")), part, shown
+
+    def short_label(self, corpus: str) -> str:
+        """The label where the reader knows the build's corpus: that corpus left out ('heads,
+        seeds 3--5'), another named instead of the part ('Europarl it-en, seeds 1--2')."""
+        own, part, seeds = self.label_parts()
+        return ", ".join(item for item in ([part] if own == corpus else [own]) + [seeds] if item)
+
+
+def read_reference(folder: Path) -> Reference:
+    """A reference folder; a clear error naming the file when one is missing."""
+    folder = Path(folder)
+    needed = ["comparisons.csv", "claims.csv", "training.csv", "provenance.json"]
+    missing = [name for name in needed if not (folder / name).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"convergence.references: {folder} lacks {', '.join(missing)} (made by `make reference`)"
+        )
+    return Reference(
+        name=folder.name,
+        comparisons=pd.read_csv(folder / "comparisons.csv", dtype={"epoch": str}),
+        claims=pd.read_csv(folder / "claims.csv", keep_default_na=False),
+        training=pd.read_csv(folder / "training.csv"),
+        provenance=json.loads((folder / "provenance.json").read_text()),
+        scores=pd.read_csv(folder / "scores.csv", dtype={"epoch": str})
+        if (folder / "scores.csv").is_file()
+        else pd.DataFrame(),
+    )
 
 
 def load_benchmarks(folder: Path) -> pd.DataFrame:

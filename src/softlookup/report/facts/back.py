@@ -9,6 +9,8 @@ import pandas as pd
 
 from ...claims.checks import ALPHA
 from ...config import convergence_references
+from ...data.buckets import ALL
+from ...evaluate.score import FINAL
 from ..labels import corpus_label
 from ..study import Study
 from . import claims, convergence, front, tables, training
@@ -225,10 +227,10 @@ def whole_test_bleu(comparisons: pd.DataFrame, name: str) -> dict | None:
     rows = comparisons[
         (comparisons["comparison"] == name)
         & (comparisons["metric"] == "bleu")
-        & (comparisons["bucket"].astype(str) == "all")
+        & (comparisons["bucket"].astype(str) == ALL)
     ]
     if "epoch" in rows:
-        rows = rows[rows["epoch"].astype(str) == "final"]
+        rows = rows[rows["epoch"].astype(str) == FINAL]
     return rows.iloc[0].to_dict() if len(rows) else None
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -29,7 +28,7 @@ from ...data.buckets import ALL
 from ...evaluate.score import FINAL
 from ..labels import base_labels, corpus_label, own_parts, variant_label, versus
 from ..latex import Tex, escape, tex
-from ..study import Study
+from ..study import Reference, Study, read_reference
 from . import claims, tables
 
 PATH_COLUMNS = [
@@ -49,73 +48,6 @@ STUDY = "this build"
 # a run still improving by more than this share of its validation loss at its last epoch has
 # not converged (issue 22's bar)
 STILL_IMPROVING = 0.01
-
-
-@dataclass
-class Reference:
-    """One committed reference build: its name (folder), tables and provenance."""
-
-    name: str
-    comparisons: pd.DataFrame
-    claims: pd.DataFrame
-    training: pd.DataFrame
-    provenance: dict
-    scores: pd.DataFrame  # empty for a reference made before scores were kept
-
-    @property
-    def commit(self) -> str:
-        return self.provenance.get("environment", {}).get("commit", "")[:7]
-
-    @property
-    def config_name(self) -> str:
-        return self.provenance.get("config_name", self.name)
-
-    @property
-    def label(self) -> str:
-        """The reference as a reader names it: 'Multi30k de-en, heads, seeds 3-5' (the part is
-        the folder's first word after 'converged_')."""
-        return ", ".join(item for item in self.label_parts() if item)
-
-    def label_parts(self) -> tuple[str, str, str]:
-        """(corpus, part, seeds): ('Multi30k de-en', 'heads', 'seeds 3--5')."""
-        config = self.provenance.get("config", {})
-        part = self.name.removeprefix("converged_").split("_")[0]
-        seeds = sorted(int(seed) for seed in config.get("seeds") or [])
-        shown = (
-            ""
-            if not seeds
-            else f"seed {seeds[0]}"
-            if len(seeds) == 1
-            else f"seeds {seeds[0]}--{seeds[-1]}"
-        )
-        return corpus_label(config.get("data", {}).get("corpus", "")), part, shown
-
-    def short_label(self, corpus: str) -> str:
-        """The label where the reader knows the build's corpus: that corpus left out ('heads,
-        seeds 3--5'), another named instead of the part ('Europarl it-en, seeds 1--2')."""
-        own, part, seeds = self.label_parts()
-        return ", ".join(item for item in ([part] if own == corpus else [own]) + [seeds] if item)
-
-
-def read_reference(folder: Path) -> Reference:
-    """A reference folder; a clear error naming the file when one is missing."""
-    folder = Path(folder)
-    needed = ["comparisons.csv", "claims.csv", "training.csv", "provenance.json"]
-    missing = [name for name in needed if not (folder / name).is_file()]
-    if missing:
-        raise FileNotFoundError(
-            f"convergence.references: {folder} lacks {', '.join(missing)} (made by `make reference`)"
-        )
-    return Reference(
-        name=folder.name,
-        comparisons=pd.read_csv(folder / "comparisons.csv", dtype={"epoch": str}),
-        claims=pd.read_csv(folder / "claims.csv", keep_default_na=False),
-        training=pd.read_csv(folder / "training.csv"),
-        provenance=json.loads((folder / "provenance.json").read_text()),
-        scores=pd.read_csv(folder / "scores.csv", dtype={"epoch": str})
-        if (folder / "scores.csv").is_file()
-        else pd.DataFrame(),
-    )
 
 
 def effect_rows(comparisons: pd.DataFrame, claim: str, effect: dict, study: str) -> pd.DataFrame:

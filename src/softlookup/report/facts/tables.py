@@ -12,6 +12,7 @@ import math
 import pandas as pd
 
 from ... import intervals
+from ...data.buckets import ALL
 from ...evaluate.compare import RANGES
 from ...evaluate.score import SETTING_COLUMNS, final_point
 from ..labels import base_labels, sweep_label, variant_label
@@ -46,7 +47,7 @@ final = final_point
 
 
 def metric_rows(
-    study: Study, test_set: str | None = None, bucket: str | None = "all", metric: str = "bleu"
+    study: Study, test_set: str | None = None, bucket: str | None = ALL, metric: str = "bleu"
 ) -> pd.DataFrame:
     """Score rows of one metric (and test set, bucket): one per run x test set x bucket."""
     scores = final(study.scores)
@@ -220,7 +221,7 @@ def variants(study: Study, test_set: str | None = None) -> pd.DataFrame:
     return per_variant
 
 
-def comparisons(study: Study, bucket: str | None = "all", metric: str = "bleu") -> pd.DataFrame:
+def comparisons(study: Study, bucket: str | None = ALL, metric: str = "bleu") -> pd.DataFrame:
     """The paired comparisons (final budget) of one bucket and metric, each with the labels of
     its systems: delta = b - a, its interval and p-value."""
     table = final(study.comparisons)
