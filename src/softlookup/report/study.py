@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..paths import THRESHOLD_HISTORY
 from ..rundir import RUN_SEED, RunSettings, run_settings, variant_of
 from .labels import corpus_label
 
@@ -105,6 +106,7 @@ class Study:
     comparisons: pd.DataFrame
     seed_variance: pd.DataFrame  # evaluate.compare's SEED_VARIANCE_COLUMNS: each variant's seed SD
     coverage: pd.DataFrame  # evaluate.coverage: the intervals' simulated coverage
+    threshold_history: pd.DataFrame  # reference.thresholds: when each threshold took its value
     claims: pd.DataFrame
     checks: pd.DataFrame
     runs: dict[str, Run]
@@ -253,6 +255,7 @@ def load(
         comparisons=read_csv(results / "tables" / "comparisons.csv", problems),
         seed_variance=read_csv(results / "tables" / "seed_variance.csv", problems),
         coverage=read_csv(results / "tables" / "coverage.csv", problems),
+        threshold_history=read_csv(THRESHOLD_HISTORY, problems),
         claims=read_csv(results / "claims" / "claims.csv", problems),
         checks=read_csv(results / "claims" / "checks.csv", problems),
         runs=loaded,

@@ -22,8 +22,8 @@ import pandas as pd
 from ...claims.checks.common import judge_number
 from ...claims.checks.comparison import decide, null, null_p, one_bucket
 from ...claims.spec import load_claims
-from ...paths import CLAIMS_FILE, THRESHOLD_HISTORY
-from ..study import Study, read_csv
+from ...paths import CLAIMS_FILE
+from ..study import Study
 from . import claims, tables
 
 FACTOR = 0.2  # a threshold moved by a fifth either way
@@ -190,4 +190,4 @@ def facts(study: Study, history: pd.DataFrame, floors_of: dict) -> dict:
 
 
 def section(study: Study) -> dict:
-    return facts(study, read_csv(THRESHOLD_HISTORY), floors())
+    return facts(study, study.threshold_history, floors())
