@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from softlookup import atomic
-from softlookup.reference import archive, compare, snapshot
+from softlookup.reference import archive, compare, rejudge, snapshot
 
 
 def build(directory, bleu=30.0, verdict="reproduced", delta=2.0):
@@ -367,3 +367,32 @@ def test_an_old_reference_falls_back_to_its_ci_columns_and_says_so(tmp_path):
     assert table.loc["bleu", "status"] == "within tolerance"
     assert "predates seed-aware intervals" in table.loc["bleu", "tolerance"]
     assert "predates seed-aware intervals" in table.loc["paired delta", "tolerance"]
+
+
+def test_rejudging_restores_the_archive_and_stores_the_rejudged_files_whole(tmp_path):
+    """restore empties the scratch results/ and fills it from the archive; store replaces the
+    re-judged files, keeps the archive and records the re-judging in provenance.json."""
+    files, results = finished_build(tmp_path / "build")
+    reference = tmp_path / "reference" / "test"
+    make_reference(files, results, reference, tmp_path / "benchmarks")
+    scratch = tmp_path / "runs" / "rejudge-test"
+    (scratch / "results" / "tables").mkdir(parents=True)
+    (scratch / "results" / "tables" / "stale.csv").write_text("left by an earlier run\n")
+    restored = rejudge.restore(reference, scratch)
+    assert sorted(p.relative_to(scratch / "results") for p in scratch.rglob("*.*")) == restored
+    for name, made in rejudge.REJUDGED.items():
+        (scratch / made).parent.mkdir(parents=True, exist_ok=True)
+        (scratch / made).write_text(f"re-judged {name}\n")
+    archived = (reference / archive.ARCHIVE).read_bytes()
+    rejudge.store(reference, scratch)
+    assert (reference / "claims.csv").read_text() == "re-judged claims.csv\n"
+    assert (reference / archive.ARCHIVE).read_bytes() == archived
+    provenance = json.loads((reference / "provenance.json").read_text())
+    assert provenance["rejudged"]["commit"] and provenance["config_hash"]
+
+
+def test_a_reference_without_its_archive_cannot_be_rejudged(tmp_path):
+    reference = tmp_path / "reference" / "test"
+    reference.mkdir(parents=True)
+    with pytest.raises(rejudge.RejudgeError, match="has no hypotheses.tar.gz"):
+        rejudge.restore(reference, tmp_path / "runs" / "rejudge-test")
