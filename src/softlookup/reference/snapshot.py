@@ -101,27 +101,6 @@ def snapshot(
     kept = evidence(results, files["scores"], files["manifest"], *languages)
     check_complete([results / path for path in kept], rebuild_command)
     env = environment()  # before the copies: the committed reference they replace is tracked
-    with atomic_directory(out_dir) as fresh:
-        provenance = write_reference(
-            files, config, config_name, benchmarks, fresh, compare_command, wall_seconds, env
-        )
-        pack(results, kept, fresh / ARCHIVE)
-    return provenance
-
-
-def write_reference(
-    files: dict[str, Path],
-    config: dict,
-    config_name: str,
-    benchmarks: Path,
-    out_dir: Path,
-    compare_command: str,
-    wall_seconds: float | None,
-    env: dict,
-) -> dict:
-    """The copies, provenance.json and README.md in out_dir (a fresh folder)."""
-    for kind, path in files.items():
-        shutil.copyfile(path, out_dir / FILE_NAMES[kind])
     per_rule = rule_seconds(benchmarks)
     provenance = {
         "made": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -133,10 +112,23 @@ def write_reference(
         "rule_seconds": per_rule,
         "job_seconds_total": round(sum(per_rule.values()), 1),
     }
+    with atomic_directory(out_dir) as fresh:
+        write_reference(files, provenance, fresh, compare_command)
+        pack(results, kept, fresh / ARCHIVE)
+    return provenance
+
+
+def write_reference(
+    files: dict[str, Path], provenance: dict, out_dir: Path, compare_command: str
+) -> None:
+    """The copies, provenance.json and README.md in out_dir (a fresh folder)."""
+    for kind, path in files.items():
+        shutil.copyfile(path, out_dir / FILE_NAMES[kind])
     (out_dir / "provenance.json").write_text(json.dumps(provenance, indent=2, default=str) + "\n")
+    env, wall_seconds = provenance["environment"], provenance["wall_seconds"]
     wall = f"{wall_seconds / 60:.1f} min wall" if wall_seconds else "wall time not recorded"
     (out_dir / "README.md").write_text(
-        f"# Reference build of config `{config_name}`\n\n"
+        f"# Reference build of config `{provenance['config_name']}`\n\n"
         f"Made {provenance['made']} from commit {env['commit'][:12]}"
         f"{' (uncommitted changes)' if env['dirty'] else ''} on {env['device_name']}"
         f" ({env['threads']} threads), torch {env['torch']}, Triton {env['triton']}: {wall},"
@@ -145,7 +137,6 @@ def write_reference(
         " (see the project README); re-judge it with today's code, without retraining:"
         " `make rejudge` with the same arguments.\n"
     )
-    return provenance
 
 
 def main(argv: list[str] | None = None) -> None:
