@@ -35,7 +35,7 @@ TEX_PACKAGES = latexmk texlive-latex-recommended texlive-latex-extra texlive-fon
 # own start-up lines.
 CHECK_CONFIG = $(VENV)/bin/python -m softlookup.config check config/config.yaml $(CONFIG)
 
-.PHONY: paper test test-fast test-slurm setup tex report reference compare rundir clean
+.PHONY: paper test test-fast test-slurm setup tex report reference compare rejudge rundir clean
 
 paper: setup tex $(if $(RUN),rundir)
 	@$(CHECK_CONFIG)
@@ -60,12 +60,16 @@ report: setup $(if $(RUN),rundir)
 	$(VENV)/bin/snakemake $(DIR_ARGS) --configfile $(CONFIG) --report results/report.zip
 
 # The reviewer kit. `make reference` keeps this config's finished build (PDF, tables, ledger,
-# manifest, provenance) in results/reference/<config name>/, committed (WALL_SECONDS=<s>: the
-# measured wall time of the fresh build it comes from); `make compare` rebuilds
-# what is missing (rule all: every file of the build, common.smk), then compares this build with
-# that reference and fails when a verdict changed.
+# manifest, provenance, and hypotheses.tar.gz: what re-judging needs) in
+# results/reference/<config name>/, committed, written whole or not at all (WALL_SECONDS=<s>: the
+# measured wall time of the fresh build it comes from); `make compare` rebuilds what is missing
+# (rule all: every file of the build, common.smk), then compares this build with that reference
+# and fails when a verdict changed; `make rejudge` scores and judges the committed reference again
+# with today's code, in runs/rejudge-<config name>/ (no training), and writes the re-judged
+# tables, ledger and PDF back into it.
 REF_NAME = $(basename $(notdir $(lastword $(CONFIG))))
 BUILD_DIR = $(if $(RUN),$(RUN_DIR)/)
+MAKE_ARGS = $(if $(filter-out config/config.yaml,$(CONFIG)), CONFIG="$(CONFIG)")$(if $(RUN), RUN=$(RUN))
 reference: paper
 	$(VENV)/bin/python -m softlookup.reference.snapshot --config-name $(REF_NAME) \
 		--config-json $(BUILD_DIR)results/paper/config.json --paper $(BUILD_DIR)paper/paper.pdf \
@@ -75,9 +79,17 @@ reference: paper
 		--training $(BUILD_DIR)results/tables/training.csv \
 		--claims $(BUILD_DIR)results/claims/claims.csv --checks $(BUILD_DIR)results/claims/checks.csv \
 		--manifest $(BUILD_DIR)$$($(VENV)/bin/python -m softlookup.config data-dir $(BUILD_DIR)results/paper/config.json)/manifest.json \
-		--benchmarks $(BUILD_DIR)results/benchmarks --out results/reference/$(REF_NAME) \
+		--benchmarks $(BUILD_DIR)results/benchmarks --results $(BUILD_DIR)results \
+		--out results/reference/$(REF_NAME) \
 		$(if $(WALL_SECONDS),--wall-seconds $(WALL_SECONDS)) \
-		--compare-command 'make compare$(if $(filter-out config/config.yaml,$(CONFIG)), CONFIG="$(CONFIG)")$(if $(RUN), RUN=$(RUN))'
+		--compare-command 'make compare$(MAKE_ARGS)' --rebuild-command 'make paper$(MAKE_ARGS)'
+
+REJUDGE_RUN = rejudge-$(REF_NAME)
+rejudge: setup tex
+	@$(CHECK_CONFIG)
+	@$(MAKE) --no-print-directory rundir RUN=$(REJUDGE_RUN) > /dev/null
+	$(VENV)/bin/python -m softlookup.reference.rejudge --reference results/reference/$(REF_NAME) \
+		--directory runs/$(REJUDGE_RUN) --configfile $(CONFIG)
 
 compare: setup tex $(if $(RUN),rundir)
 	@$(CHECK_CONFIG)

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import zipfile
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pandas as pd
@@ -269,3 +270,60 @@ def test_a_rerun_compared_with_its_own_reference(finished_run):
         assert flipped.item.tolist() == [claims.loc[0, "id"]]
     finally:
         shutil.rmtree(results / "reference")
+
+
+@pytest.mark.workflow
+def test_a_reference_rejudged_from_its_archive_repeats_its_ledger(finished_run, tmp_path):
+    """`make reference`'s snapshot of the tiny build, re-judged by `make rejudge`'s module in a
+    scratch run directory from its hypotheses.tar.gz alone: no job that trains, translates or
+    measures is planned, and the same code gives the same comparisons, checks and claims."""
+    from softlookup.reference import rejudge, snapshot
+
+    results = finished_run / "results"
+    reference = tmp_path / "reference" / "test"
+    tables = {"scores": "tables", "comparisons": "tables", "seed_variance": "tables"}
+    tables |= {"training": "tables", "claims": "claims", "checks": "claims"}
+    snapshot.main(
+        [
+            "--config-name=test",
+            f"--config-json={results / 'paper' / 'config.json'}",
+            f"--paper={finished_run / 'paper' / 'paper.pdf'}",
+            *(
+                f"--{kind.replace('_', '-')}={results / f'{where}/{kind}.csv'}"
+                for kind, where in tables.items()
+            ),
+            f"--manifest={next((results / 'data').glob('*/manifest.json'))}",
+            f"--benchmarks={results / 'benchmarks'}",
+            f"--results={results}",
+            f"--out={reference}",
+            "--compare-command=make compare CONFIG=config/test.yaml",
+            "--rebuild-command=make paper CONFIG=config/test.yaml",
+        ]
+    )
+    scratch = project_sources(tmp_path / "runs" / "rejudge-test", checkout=finished_run)
+    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
+    env.update(PATH="/usr/bin:/bin")
+
+    def rejudged(*options: str) -> subprocess.CompletedProcess:
+        command = [str(finished_run / ".venv" / "bin" / "python"), "-m", rejudge.__name__]
+        arguments = [f"--reference={reference}", f"--directory={scratch}", "--configfile"]
+        return subprocess.run(
+            [*command, *arguments, "config/test.yaml", *options],
+            cwd=finished_run,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    plan = rejudged("--dry-run")
+    assert plan.returncode == 0, plan.stdout[-3000:] + plan.stderr[-3000:]
+    jobs = planned_jobs(plan.stdout)
+    assert {"score", "compare", "claims_ledger", "paper"} <= set(jobs)
+    assert not [rule for rule in jobs if any(fnmatch(rule, p) for p in rejudge.MEASURING)]
+    done = rejudged()
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    for table in ("tables/comparisons.csv", "claims/checks.csv", "claims/claims.csv"):
+        built = pd.read_csv(results / table)
+        pd.testing.assert_frame_equal(pd.read_csv(reference / Path(table).name), built)
+    assert json.loads((reference / "provenance.json").read_text())["rejudged"]["commit"]

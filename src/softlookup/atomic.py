@@ -6,12 +6,20 @@ A failed write removes the partial file and raises `WriteError` in one line: whi
 OS reason (no space left on device, read-only file system, permission denied). A writer that
 hides the OS error (torch's own file writer says "unexpected pos ...") is judged by asking the
 file system.
+
+`atomic_directory(path)` does the same for a folder of files (a committed reference): it gives a
+temporary folder beside `path` (`.<name>.tmp-XXXX`) to fill, then swaps it in by renames (the old
+folder moved aside to `.<name>.old-XXXX`, the new one renamed in, the old one removed). A failure
+or Ctrl-C while filling removes the temporary folder and leaves the old one as it was; leftovers of
+a run killed outright are cleaned by the next one.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -78,4 +86,45 @@ def atomic_file(path: Path, hiding: tuple[type[Exception], ...] = ()) -> Iterato
         raise failure from error
     except BaseException:
         partial.unlink(missing_ok=True)
+        raise
+
+
+def leftover_folders(path: Path) -> list[Path]:
+    """The temporary and set-aside folders an interrupted `atomic_directory(path)` left beside it."""
+    return sorted(
+        [*path.parent.glob(f".{path.name}.tmp-*"), *path.parent.glob(f".{path.name}.old-*")]
+    )
+
+
+def clean_leftovers(path: Path) -> None:
+    """Remove what an interrupted `atomic_directory(path)` left; a folder set aside just before
+    its replacement was renamed in (the one moment without `path`) is put back first."""
+    set_aside = sorted(path.parent.glob(f".{path.name}.old-*"))
+    if set_aside and not path.exists():
+        os.rename(set_aside.pop(), path)
+    for folder in leftover_folders(path):
+        shutil.rmtree(folder)
+
+
+@contextmanager
+def atomic_directory(path: Path) -> Iterator[Path]:
+    """Yield an empty temporary folder beside `path` to fill; on success it replaces `path`
+    whole. On any failure (Ctrl-C included) the temporary folder is removed and `path` is left as
+    it was."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    clean_leftovers(path)
+    fresh = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+    try:
+        yield fresh
+        fresh.chmod(0o755)  # mkdtemp's folder is the owner's only; a reference is everyone's
+        if path.exists():
+            old = path.with_name(f".{path.name}.old-{os.getpid()}")
+            os.rename(path, old)
+            os.rename(fresh, path)
+            shutil.rmtree(old)
+        else:
+            os.rename(fresh, path)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
         raise
