@@ -103,6 +103,8 @@ def slow_reason(function, seen: set) -> str | None:
 
 
 def item_slow_reason(item) -> str | None:
+    """Why a collected test is slow (its module, its name, its marker, or what it or one of its
+    fixtures reaches); None for a test of the fast tier."""
     module = item.module.__name__.rsplit(".", 1)[-1]
     if module in SLOW_MODULES:
         return SLOW_MODULES[module]

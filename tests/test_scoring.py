@@ -421,3 +421,14 @@ def test_a_runs_settings_are_read_one_way_whatever_file_holds_them():
     )
     bare = run_settings("gru_dot-s1", {}, {})  # only the name: variant and base from it
     assert (bare.variant, bare.base_model, bare.seed) == ("gru_dot", "gru_dot", None)
+
+
+def test_a_run_name_is_split_one_way_into_its_variant_and_seed():
+    """rundir.split_run: what evaluate.smk and reference/compare.py read from a run's name."""
+    from softlookup.rundir import split_run, variant_of
+
+    assert split_run("sweep_transformer.heads-1-s2") == ("sweep_transformer.heads-1", 2)
+    assert split_run("transformer.scale-false-s10") == ("transformer.scale-false", 10)
+    assert variant_of("gru_none-s10") == "gru_none"
+    with pytest.raises(ValueError, match="not a run name"):
+        split_run("gru_none")
