@@ -40,6 +40,7 @@ FILTERS = {
     "emph": str,
     "text": str,
     "name": str,
+    "tagged": lambda text, check: str(text),
     "words": lambda items, conjunction="and", separator=", ": words_list(
         [str(item) for item in items], conjunction, separator
     ),

@@ -8,7 +8,10 @@ from pathlib import Path
 import pandas as pd
 
 from ...claims.checks import ALPHA
+from ...claims.spec import load_claims
 from ...config import convergence_references
+from ...paths import CLAIMS_FILE
+from ..families import FAMILIES, family_keys, other_keys
 from ..labels import corpus_label
 from ..study import Study
 from . import claims, convergence, front, tables, training
@@ -77,9 +80,27 @@ def discussion(study: Study) -> dict:
     }
 
 
+def floors() -> list[dict]:
+    """Each floor the claims file states (a compared model under it makes a check
+    inconclusive): {metric, bucket, below, claims: [ids]}, one per distinct floor."""
+    found: dict[tuple, list[str]] = {}
+    for claim in load_claims(CLAIMS_FILE)[0]:
+        for check in claim.checks:
+            floor = getattr(check, "floor", None)
+            if floor:
+                key = (floor.get("metric", "bleu"), floor.get("bucket", "all"), floor["below"])
+                if claim.id not in found.setdefault(key, []):
+                    found[key].append(claim.id)
+    return [
+        {"metric": metric, "bucket": bucket, "below": below, "claims": ids}
+        for (metric, bucket, below), ids in found.items()
+    ]
+
+
 def ledger(study: Study) -> dict:
     found = claims.claims(study)
     return {
+        "floors": floors(),
         "rows": list(found.values()),
         "counts": {v: len(found.with_verdict(v)) for v in claims.VERDICTS},
         "total": len(found),
@@ -264,7 +285,8 @@ def surprises(study: Study) -> dict:
     return found
 
 
-# Each table of the paper: the rule that writes its evidence and the files it reads
+# Each table of the paper: the rule that writes its evidence and the files it reads (a sweep
+# family's table, tab:sweep-<family>, is added per family the study sweeps)
 TABLE_SOURCES = [
     ("tab:essays", "claims_ledger", "results/claims/claims.csv"),
     ("tab:models", "paper_sections", "config, results/runs/*/meta.json"),
@@ -272,11 +294,22 @@ TABLE_SOURCES = [
     ("tab:variants", "collect_scores", "results/tables/scores.csv"),
     ("tab:length-shares", "collect_scores", "results/tables/scores.csv"),
     ("tab:scores", "collect_scores", "results/tables/scores.csv, results/runs/*/meta.json"),
+    ("tab:convergence", "claims_ledger", "results/claims/claims.csv, committed references"),
+    ("tab:references", "paper_sections", "committed references"),
+    ("tab:attention", "attention_maps", "results/analysis/attention_*.csv"),
     ("tab:comparisons", "compare", "results/tables/comparisons.csv"),
     ("tab:checks", "claims_ledger", "results/claims/checks.csv"),
-    ("tab:claims", "claims_ledger", "results/claims/claims.csv"),
+    ("tab:convergence-paths", "compare", "results/tables/comparisons.csv, committed references"),
     ("tab:budget", "train", "results/runs/*/log.csv, meta.json"),
 ]
+
+
+def sweep_tables(study: Study) -> list[tuple[str, str, str]]:
+    """The table of each sweep family the study trains (report.families), as TABLE_SOURCES."""
+    keys = {k for sweep in tables.runs(study).get("sweep", []) for k in sweep}
+    names = [name for name in FAMILIES if family_keys(name, keys)] + other_keys(keys)
+    files = "results/tables/comparisons.csv, scores.csv"
+    return [(f"tab:sweep-{name.replace('_', '-')}", "compare", files) for name in names]
 
 
 def sources(study: Study) -> dict:
@@ -287,6 +320,7 @@ def sources(study: Study) -> dict:
     return {
         "commit": None if commit == "unknown" else commit[:12],
         "tables": [
-            {"label": label, "rule": rule, "files": files} for label, rule, files in TABLE_SOURCES
+            {"label": label, "rule": rule, "files": files}
+            for label, rule, files in TABLE_SOURCES + sweep_tables(study)
         ],
     }

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ...evaluate.compare import stated_p
 from .. import numbers
 from ..facts import pooling
-from ..labels import own_parts
+from ..labels import own_parts, test_set_label
 from ..study import Study
 from . import cli, style
 
@@ -28,7 +28,7 @@ def title(panel: dict) -> str:
         else "equal variance untested"
     )
     verdict = "pooled" if panel["pooled"] else "not pooled: own seeds"
-    return f"{panel['family_label']} on {panel['test_set']}\n{test}, {verdict}"
+    return f"{panel['family_label']}, {test_set_label(panel['test_set'])}\n{test}, {verdict}"
 
 
 def panel_plot(ax, panel: dict, look: dict) -> None:
