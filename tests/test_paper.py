@@ -193,7 +193,7 @@ def assert_no_identifiers_and_every_float_cited(workdir: Path, text: str) -> Non
 def abstract_not_from_facts(workdir: Path) -> list[str]:
     """What the rendered abstract prints that its facts do not give: numbers outside the
     quantities it tags (numbers_not_in_facts), and tags naming no quantity of the facts layer."""
-    from softlookup.report.facts import SECTIONS, claims, quantities
+    from softlookup.report.facts import SECTIONS, claims, common, quantities
     from softlookup.report.study import load
 
     results = workdir / "results"
@@ -208,7 +208,8 @@ def abstract_not_from_facts(workdir: Path) -> list[str]:
     untagged = tex
     for name, text in tagged_quantities(tex):
         untagged = untagged.replace(f"\\Quantity{{{name}}}{{{text}}}", "")
-    return wrong_tags + numbers_not_in_facts(untagged, SECTIONS["abstract"](study))
+    facts = {**common(study, [], []), **SECTIONS["abstract"](study)}
+    return wrong_tags + numbers_not_in_facts(untagged, facts)
 
 
 def assert_paper_is_complete(workdir: Path) -> None:

@@ -220,6 +220,19 @@ def test_set_label(name: str) -> str:
     return SPLITS.get(name, name.replace("_", " "))
 
 
+CHECK_ID = re.compile(r"(\w+)\[([^\]]*)\]")  # a check labelled by its quantity and settings
+
+
+def check_words(label: str) -> str:
+    """A check's label a reader can read: 'weight[soft_lookup,q,1]' -> 'weight (soft lookup, q,
+    1)'; any other label with its underscores as spaces."""
+    found = CHECK_ID.fullmatch(str(label))
+    if not found:
+        return str(label).replace("_", " ")
+    settings = ", ".join(part.replace("_", " ") for part in found[2].split(","))
+    return f"{found[1].replace('_', ' ')} ({settings})"
+
+
 def versus(b: str, a: str) -> str:
     """A paired comparison B - A as a reader reads it: 'GRU, additive vs GRU, no attention'
     (labels hold commas: the two sides are joined by 'vs', never by a comma)."""

@@ -28,7 +28,7 @@ from ..evaluate.compare import p_text, stated_p
 from ..paths import TEMPLATES
 from . import latex
 from .facts import SECTIONS, common
-from .labels import test_set_label, value_text
+from .labels import check_words, test_set_label, value_text
 from .latex import Tex
 from .study import Study, load
 
@@ -93,12 +93,18 @@ def p_stated(value: float) -> Tex:
     return Tex(stated_p(value).replace("<", "$<$"))
 
 
+def figure_text(value: float, fmt: str) -> str:
+    """A number in its check's format, an exact zero as '0' (not '0.0e+00' in a format for
+    tiny numbers)."""
+    return "0" if value == 0 and "e" in fmt else format_number(value, fmt)
+
+
 def figure(value: float, fmt: str = ".3g") -> Tex:
     """A measured number in its check's format (claims.yaml's `fmt`), 1.5e-07 as 1.5 x 10^-7;
     '--' when there is none."""
     if latex.missing(value):
         return Tex("--")
-    return latex.escape(format_number(float(value), fmt))
+    return latex.escape(figure_text(float(value), fmt))
 
 
 def emph(text: object) -> Tex:
@@ -181,6 +187,7 @@ FILTERS = {
     "setting": lambda value: latex.escape(value_text(value)),
     "tt": tt,
     "testset": lambda name: latex.escape(test_set_label(name)),
+    "check_words": lambda label: latex.escape(check_words(label)),
     "path": path,
     "tagged": tagged,
     "name": latex.name,
