@@ -21,8 +21,6 @@ PROBE_GROUPS = [  # claim group, what its claims are, the label of its paragraph
     ("B", "statistical claims", "statistical"),
     ("C", "counting claims", "counting"),
 ]
-# claims whose verdict sentence another section prints (its label): counted here, not repeated
-JUDGED_ELSEWHERE = {"B5": "sec:attention"}
 MISSING_SHOWN = 8  # unreadable inputs named in the threats; the rest are counted
 DIGEST_CHARS = 24  # of each corpus file's sha256 in the appendix
 # Vaswani et al.'s Table 3 (A): the most heads trained there, and their width (d_model 512 / 32)
@@ -41,15 +39,20 @@ def probe_curves(study: Study, probe: str, quantity: str, x: str) -> pd.DataFram
 
 def probes(study: Study) -> dict:
     """Per claim group of the probes: its claims, the verdict counts, and the claims the text
-    names (those not reproduced: Table 1 gives every claim's result), less those whose sentence
-    stands in another section (`elsewhere`: claim id -> its section's label)."""
+    names (those not reproduced: Table 1 gives every claim's result), less those the ledger
+    places in another section, which prints their sentence (`elsewhere`: claim id -> its
+    section's label)."""
     found = claims.claims(study)
     groups = []
     for group, name, label in PROBE_GROUPS:
         members = [c for c in found.values() if c.id.startswith(group)]
         counts = pd.Series([c.verdict for c in members], dtype=str).value_counts().to_dict()
         named = [c for c in members if c.verdict != "reproduced"]
-        elsewhere = {c.id: JUDGED_ELSEWHERE[c.id] for c in named if c.id in JUDGED_ELSEWHERE}
+        elsewhere = {
+            c.id: c.section
+            for c in named
+            if c.section and not c.section.removeprefix("sec:").startswith("probes")
+        }
         groups.append(
             {
                 "name": name,
