@@ -376,8 +376,8 @@ def test_threats_name_the_head_count_stood_in_for_and_the_missing_converged_stud
         "the most heads trained here are 8, of width $d_k = 16$, so claim D5 tests heads as"
         " narrow as that setting's but not its head count"
     ) in files["threats"]
-    assert "No reference of the converged study" in files["threats"]
-    assert "is yet checked against models trained to convergence" in files["abstract"]
+    assert "No part of the longer study is committed yet" in files["threats"]
+    assert "is yet checked against longer training" in files["abstract"]
 
 
 def test_masking_sentence_follows_the_measurement(tmp_path):
@@ -1152,9 +1152,9 @@ def test_gpu_rows_measured_elsewhere_name_their_source(tmp_path):
     ).to_csv(results / "bench" / "train_step_lengths_cpu.csv", index=False)
     config = {**CONFIG, "bench": {"devices": ["cpu"], "measured": ["benchmarks/gpu/NVIDIA_H200"]}}
     files = generate(results, config=config)
-    assert "the GPU kernel rows from one run outside this build" in files["threats"]
+    assert "the GPU kernel rows from one run outside the main study" in files["threats"]
     assert (
-        "The GPU rows come from outside this build: \\texttt{scripts/gpu\\_check.sh} measured"
+        "The GPU measurements come from outside the main study: the project's GPU check measured"
         " them on NVIDIA H200 (torch 2.11.0, Triton 3.6.0) at commit \\texttt{c698d93}"
     ) in files["cost"]
     assert "No GPU benchmark is configured" not in files["cost"]
