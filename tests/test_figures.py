@@ -153,7 +153,7 @@ def test_effect_paths_and_length_curves_name_comparisons_and_references_for_a_re
     assert "8 heads vs 1 head (heads, seeds 3\u20135)" in entries  # the build's corpus unsaid
     assert "additive vs no attention (Europarl it-en, seeds 1\u20132)" in entries
     titles = [ax.get_title() for ax in length_curves.length_curves_figure(study).axes]
-    assert "Europarl it-en, seeds 1\u20132\ntest_europarl" in titles
+    assert "Europarl it-en, seeds 1\u20132\nEuroparl test days" in titles
     entries += [title.split("\n")[0] for title in titles]
     words = [re.sub(r"\$[^$]*\$", "", entry) for entry in entries]  # mathtext may hold d_k
     assert not [w for w in words if "_" in w or "--" in w or "converged" in w]
@@ -193,7 +193,7 @@ def test_a_series_too_many_is_an_error_naming_them():
 def test_the_bleu_by_length_panels_hold_only_the_buckets_their_test_set_fills(study):
     style.setup()
     fig = scores.draw(study, "bleu_by_length")
-    flickr = [ax for ax in fig.get_axes() if ax.get_title().endswith("test_2016_flickr")]
+    flickr = [ax for ax in fig.get_axes() if ax.get_title().endswith("2016 Flickr test set")]
     assert flickr and all(
         [t.get_text() for t in ax.get_xticklabels()] == ["1-10", "11-15", "16-20"] for ax in flickr
     )
@@ -231,11 +231,13 @@ def test_the_seed_variance_figure_draws_each_familys_seed_sds(study):
         (points,) = series(ax)  # the variants' SDs: one series, and no pooled line
         assert list(points.get_ydata()) == [row["seed_sd"] for row in panel["rows"]]
         assert len(ax.get_lines()) == 1
-        assert ax.get_title().startswith(f"{panel['family_label']} on {panel['test_set']}\n")
+        assert ax.get_title().startswith(
+            f"{panel['family_label']}, {labels.test_set_label(panel['test_set'])}\n"
+        )
         ticks = [t.get_text() for t in ax.get_xticklabels()]
         assert not [t for t in ticks for v in study.seed_variance.variant if v in t], ticks
     titles = [ax.get_title() for ax in axes]
-    assert "GRU, 2 epochs on test_2016_flickr\n2 seeds a variant" in titles
+    assert "GRU, 2 epochs, 2016 Flickr test set\n2 seeds a variant" in titles
     gru = next(ax for ax in axes if ax.get_title().startswith("GRU"))
     assert gru.get_xlabel() == "variant of GRU"
     assert [t.get_text() for t in gru.get_xticklabels()] == [

@@ -3,6 +3,7 @@ calls `assert_paper_is_complete` on its finished run, the unit tests below check
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -50,13 +51,50 @@ def claim_number(claims: pd.DataFrame) -> str:
 CHECK_ID = re.compile(r"\b\w+\[[^\]\s]*,[^\]\s]*\]")
 
 
+# what a reader must not meet in the paper's prose (outside the provenance appendices): a raw
+# split name (pdftotext may print its underscores as spaces), a config file or key path, a
+# command-line flag, a script, and "this build" (say what is meant: the study, these runs)
+JARGON = re.compile(
+    r"\btest[_ ](?:\d{4}[_ ][a-z]+|long|europarl)\b"
+    r"|\bconfig/|\bscripts/|(?<![\w-])--[a-z][\w-]*|\b(?i:this build)\b"
+    r"|\b[A-Z]+_[A-Z_]+\b|\btorch_\w+"
+)
+# the appendices that may name files, rules and commands (set as such): provenance
+PROVENANCE = ("Reproducibility", "Where every figure and table comes from")
+# an appendix's heading line, 'G    Reproducibility' (a letter, then words single-spaced)
+APPENDIX = re.compile(r"^ {0,3}[A-Z] {2,}([A-Z][a-z]+(?: \S+)*) *$", re.MULTILINE)
+
+
+def reader_text(text: str) -> str:
+    """A paper's text without its provenance appendices (pdftotext -layout: an appendix starts
+    at a line 'G    Reproducibility' and ends where the next appendix starts)."""
+    heads = list(APPENDIX.finditer(text))
+    kept, start = [], 0
+    for head, after in zip(heads, [*heads[1:], None], strict=False):
+        if head[1].startswith(PROVENANCE):
+            kept.append(text[start : head.start()])
+            start = after.start() if after else len(text)
+    return "".join(kept) + text[start:]
+
+
 def leaked_identifiers(text: str, identifiers: list[str]) -> list[str]:
-    """Run ids, comparison names and check labels found in a PDF's text, and 'Rule ' (a
-    caption tail); pdftotext may print an underscore as a space, so both spellings count."""
+    """Run ids, comparison names and check labels found in a PDF's text, 'Rule ' (a caption
+    tail), and outside the provenance appendices raw split names, config paths, flags, scripts
+    and 'this build' (JARGON); pdftotext may print an underscore as a space, so both spellings
+    of an identifier count."""
     flat = " ".join(text.split())
     found = [i for i in identifiers if i in flat or i.replace("_", " ") in flat]
     found += CHECK_ID.findall(flat)
+    found += JARGON.findall(" ".join(reader_text(text).split()))
     return found + (["Rule "] if "Rule " in flat else [])
+
+
+def unlisted_floats(aux: str, sources_appendix: Path) -> list[str]:
+    """Labels of figures and tables (from the .aux) that the appendix listing every float's
+    sources does not name."""
+    listed = sources_appendix.read_text() if sources_appendix.exists() else ""
+    labels = re.findall(r"\\newlabel\{((?:fig|tab):[^}]+)\}", aux)
+    return [label for label in labels if f"\\ref{{{label}}}" not in listed]
 
 
 def unreferenced_floats(aux: str, sources: list[str]) -> list[str]:
@@ -64,6 +102,53 @@ def unreferenced_floats(aux: str, sources: list[str]) -> list[str]:
     labels = re.findall(r"\\newlabel\{((?:fig|tab):[^}]+)\}", aux)
     text = "\n".join(sources)
     return [label for label in labels if f"\\ref{{{label}}}" not in text]
+
+
+def tagged_quantities(tex: str) -> list[tuple[str, str]]:
+    """Every (check, printed text) the generated LaTeX tags as \\Quantity{D7.3}{text}."""
+    found = []
+    for match in re.finditer(r"\\Quantity\{([^{}]+)\}\{", tex):
+        depth, end = 1, match.end()
+        while depth and end < len(tex):
+            depth += {"{": 1, "}": -1}.get(tex[end], 0)
+            end += 1
+        found.append((match[1], tex[match.end() : end - 1]))
+    return found
+
+
+def quantities_printed_two_ways(sources: list[str]) -> dict[str, set[str]]:
+    """The quantities (ledger checks) that some two places of the paper print differently."""
+    printed: dict[str, set[str]] = {}
+    for tex in sources:
+        for name, text in tagged_quantities(tex):
+            printed.setdefault(name, set()).add(" ".join(text.split()))
+    return {name: texts for name, texts in printed.items() if len(texts) > 1}
+
+
+def numbers_not_in_facts(text: str, facts: object) -> list[str]:
+    """The numbers a rendered text prints that no fact gives: every value of `facts` (nested
+    dicts, lists and objects with __dict__) in each format a template prints numbers with."""
+    allowed: set[str] = set()
+
+    def add(value: object) -> None:
+        if isinstance(value, bool) or value is None:
+            return
+        if isinstance(value, int | float) and math.isfinite(value):
+            for fmt in (",.0f", ".0f", ".1f", ".2f", ".3f", ".3g", ".2g", ",.1f", ",.2f"):
+                allowed.add(format(value, fmt))
+            allowed.add(format(100 * value, ".0f"))  # a share printed as a percentage
+        elif isinstance(value, dict):
+            for item in value.values():
+                add(item)
+        elif isinstance(value, list | tuple | set):
+            for item in value:
+                add(item)
+        elif hasattr(value, "__dict__"):
+            add(vars(value))
+
+    add(facts)
+    numbers = NUMBER.findall(re.sub(r"\\Quantity\{[^{}]+\}", "", text))
+    return [n for n in numbers if n.lstrip("-") not in allowed and n not in allowed]
 
 
 OVERFULL = re.compile(r"Overfull \\hbox \(([\d.]+)pt too wide\)")
@@ -96,9 +181,35 @@ def assert_no_identifiers_and_every_float_cited(workdir: Path, text: str) -> Non
         ]
         missing = unreferenced_floats(aux.read_text(), generated)
         assert not missing, f"floats never referenced in the text: {missing}"
+        listed = unlisted_floats(aux.read_text(), (aux.parent / "generated" / "sources.tex"))
+        assert not listed, f"floats the list of floats (Appendix: sources) leaves out: {listed}"
+        two_ways = quantities_printed_two_ways(generated)
+        assert not two_ways, f"one quantity printed with two values: {two_ways}"
         log = aux.with_suffix(".log")
         wide = overfull_boxes(log.read_text(errors="replace")) if log.exists() else []
         assert not wide, f"{log}: lines or tables past the margin by {wide} pt"
+
+
+def abstract_not_from_facts(workdir: Path) -> list[str]:
+    """What the rendered abstract prints that its facts do not give: numbers outside the
+    quantities it tags (numbers_not_in_facts), and tags naming no quantity of the facts layer."""
+    from softlookup.report.facts import SECTIONS, claims, common, quantities
+    from softlookup.report.study import load
+
+    results = workdir / "results"
+    abstract = results / "paper" / "generated" / "abstract.tex"
+    if not abstract.exists():
+        return []
+    study = load(results, results / "paper" / "config.json")
+    measured = quantities.quantities(claims.claims(study))
+    tex = abstract.read_text()
+    names = {check.name for check in measured.values() if check is not None}
+    wrong_tags = [name for name, _ in tagged_quantities(tex) if name not in names]
+    untagged = tex
+    for name, text in tagged_quantities(tex):
+        untagged = untagged.replace(f"\\Quantity{{{name}}}{{{text}}}", "")
+    facts = {**common(study, [], []), **SECTIONS["abstract"](study)}
+    return wrong_tags + numbers_not_in_facts(untagged, facts)
 
 
 def assert_paper_is_complete(workdir: Path) -> None:
@@ -107,7 +218,8 @@ def assert_paper_is_complete(workdir: Path) -> None:
     flat = " ".join(text.split())
     for bad in PLACEHOLDERS:
         assert bad not in flat, f"{bad!r} in the paper"
-    assert "Claims ledger" in flat and "Every check" in flat and "Reproducibility" in flat
+    assert "How the claims are judged" in flat and "Every check" in flat
+    assert "Reproducibility" in flat
     claims = pd.read_csv(workdir / "results" / "claims" / "claims.csv")
     assert f"of the {len(claims)} claims are reproduced" in flat
     number = claim_number(claims)
@@ -117,6 +229,8 @@ def assert_paper_is_complete(workdir: Path) -> None:
     ink = page_ink(pdf, scratch)
     assert ink and min(ink) > 0.001, f"blank page(s): {ink}"
     assert_no_identifiers_and_every_float_cited(workdir, text)
+    unknown = abstract_not_from_facts(workdir)
+    assert not unknown, f"the abstract prints numbers no fact gives: {unknown}"
 
 
 needs_poppler = pytest.mark.skipif(
@@ -133,7 +247,7 @@ def test_a_blank_page_and_a_placeholder_are_caught(tmp_path):
         tmp_path / "results" / "claims" / "claims.csv", index=False
     )
     body = (
-        r"\section*{Claims ledger} In this build 1 of the 1 claims are reproduced: 0.422."
+        r"\section*{How the claims are judged} Across the study, 1 of the 1 claims are reproduced: 0.422."
         r" \section*{Reproducibility} \section*{Every check}"
     )
     cases = [("", None), (r"\newpage\mbox{}", "blank"), ("not measured", "not")]
@@ -167,10 +281,33 @@ def test_identifiers_and_caption_tails_are_caught():
     assert leaked_identifiers("seen in gru additive-s1 here", ids) == ["gru_additive-s1"]
     assert leaked_identifiers("Table 14: d1_additive_vs_none", ids) == ["d1_additive_vs_none"]
     assert leaked_identifiers("x attention_params[torch_mha,512,True,1] y", []) == [
-        "attention_params[torch_mha,512,True,1]"
+        "attention_params[torch_mha,512,True,1]",
+        "torch_mha",
     ]
     assert leaked_identifiers("A figure. Rule figure_scores, results/x.pdf", []) == ["Rule "]
     assert leaked_identifiers("an interval [0.19, 0.36] is no identifier", []) == []
+    jargon = (
+        "on test_2016_flickr, test long and test europarl; config/claims.yaml, --naive-max-len,"
+        " scripts/gpu_check.sh, TRITON_INTERPRET=1, torch_cudnn; in this build"
+    )
+    assert leaked_identifiers(jargon, []) == [
+        "test_2016_flickr",
+        "test long",
+        "test europarl",
+        "config/",
+        "--naive-max-len",
+        "scripts/",
+        "TRITON_INTERPRET",
+        "torch_cudnn",
+        "this build",
+    ]
+    reader = "on the 2016 Flickr test set, A6–A8, a long test; the study's runs"
+    assert leaked_identifiers(reader, []) == []
+    provenance = "A    Claims ledger\nfine\nG    Reproducibility\nmake --configfile config/x.yaml\n"
+    assert leaked_identifiers(provenance + "H    Every check\nok\n", []) == []
+    assert leaked_identifiers(provenance + "H    Every check\nin this build\n", []) == [
+        "this build"
+    ]
 
 
 def test_a_float_never_referenced_is_caught():
@@ -183,3 +320,21 @@ def test_a_table_past_the_margin_is_caught():
     log = "Overfull \\hbox (17.32297pt too wide) in paragraph at lines 10--26\n"
     log += "Overfull \\hbox (0.90417pt too wide) in paragraph at lines 9--9\n"
     assert overfull_boxes(log) == [17.32297]
+
+
+# LaTeX's sizes at the paper's 11 pt (article class): \tiny is 6 pt, \scriptsize 8 pt
+SIZE_POINTS = {"tiny": 6, "scriptsize": 8, "footnotesize": 9, "small": 10}
+SMALLEST_POINTS = 7  # no text in a table smaller than this at print size
+
+
+def test_no_table_is_set_below_7pt():
+    """Every size a template or paper.tex sets is at least 7 pt, and nothing is shrunk as a
+    box (a scaled table's text has no size a template could check)."""
+    root = Path(__file__).resolve().parents[1] / "paper"
+    for path in [root / "paper.tex", *sorted((root / "sections").glob("*.tex"))]:
+        text = path.read_text()
+        assert "documentclass[11pt" in text or path.name != "paper.tex"
+        sizes = re.findall(r"\\(tiny|scriptsize|footnotesize|small)\b", text)
+        small = [size for size in sizes if SIZE_POINTS[size] < SMALLEST_POINTS]
+        assert not small, f"{path.name}: text set at {small}"
+        assert not re.search(r"\\(resizebox|scalebox)\b", text), f"{path.name}: a scaled box"

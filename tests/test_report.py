@@ -385,8 +385,8 @@ def test_threats_name_the_head_count_stood_in_for_and_the_missing_converged_stud
         "the most heads trained here are 8, of width $d_k = 16$, so claim D5 tests heads as"
         " narrow as that setting's but not its head count"
     ) in files["threats"]
-    assert "No reference of the converged study" in files["threats"]
-    assert "is yet checked against models trained to convergence" in files["abstract"]
+    assert "No part of the longer study is committed yet" in files["threats"]
+    assert "is yet checked against longer training" in files["abstract"]
 
 
 def test_masking_sentence_follows_the_measurement(tmp_path):
@@ -412,7 +412,7 @@ def test_masking_sentence_follows_the_measurement(tmp_path):
     assert "worse on the same sentences: the pattern expected of a" in paired
     assert "measures directly" in paired
     assert (
-        "not lower in training, so this build does not show the copying pattern"
+        "not lower in training, so these runs do not show the copying pattern"
         in (no_copying["masking"])
     )
     # the padding mask hides filler keys: its switch is judged on generation, never as copying
@@ -510,7 +510,7 @@ def test_each_verdict_has_its_own_sentence_without_identifiers(tmp_path):
         results = make_results(tmp_path / verdict.replace(" ", "_"), BASE)
         set_claim(results, "D5", verdict, status, reason)
         heads = generate(results)["heads"]
-        sentence = next(line for line in heads.split(". ") if "Claim D5" in line)
+        sentence = next(line for line in heads.split(". ") if "Claim D5 (" in line)
         assert_no_identifiers(sentence)
         said[verdict] = sentence
     assert len(set(said.values())) == len(OUTCOME_OF)
@@ -521,7 +521,7 @@ def test_missing_evidence_reads_as_pending(tmp_path):
     results.mkdir()
     files = generate(results)
     text = text_of(files)
-    assert "pending" in text and "Claim D1 has no row in the claims ledger" in text
+    assert "pending" in text and "Claim D1 has no row in the study's claims ledger" in text
     assert_no_placeholders(text)
     assert "no Snakemake benchmark files" in files["reproducibility"]
     assert "The discussion of the verdicts is pending" in files["discussion"]
@@ -601,12 +601,14 @@ def test_a_pending_claim_says_why_once(tmp_path):
     set_claim(results, "D1", "pending", "pending", "not_run", value="", ci_low="", ci_high="")
     files = generate(results)
     length = files["length"]
-    sentence = next(line for line in length.split(". ") if "Claim D1" in line)
-    assert "pending" in sentence and "the value" in sentence  # the verdict and the check
+    sentence = next(line for line in length.split(". ") if "Claim D1 (" in line)
+    assert "no verdict yet" in sentence and "the value" in sentence  # the verdict and the check
     assert_no_placeholders(length)
     assert_no_identifiers(sentence)
-    assert "Claim D1 (claim D1 in a few words)" in files["discussion"]  # said in the discussion
-    assert "D1: natural sentences" not in files["discussion"]  # not run here: nothing to settle
+    # said once more in the discussion, not as the same sentence
+    assert "The claim that claim D1 in a few words has no verdict yet" in files["discussion"]
+    assert "Claim D1 (claim D1 in a few words)" not in files["discussion"]
+    assert "For the length drop" not in files["discussion"]  # not run here: nothing to settle
     assert "pending" not in files["threats"].lower()  # and not again among the threats
 
 
@@ -629,22 +631,25 @@ def test_the_headline_table_and_the_discussion_read_the_verdicts(tmp_path):
     table = files["results"][: files["results"].index(r"\label{tab:headline}")]
     # one row per claim on trained translators: measured, what its check asks, interval, the p
     # of the headline check as judged, verdict, trained longer, section
-    row = r"D2 & claim D2 in a few words & -4.34 & within \ensuremath{\pm} 1 & [-5.14, -3.60] & "
+    # (the measurement tagged with its check: one quantity, one number)
+    row = r"\Quantity{D2.1}{-4.34 [-5.14, -3.60]} & within \ensuremath{\pm} 1 & "
     assert row + r"0.003 & \textit{partly} & -- & \ref{sec:scores}" in table
-    row = r"D4 & claim D4 in a few words & 0.75 & \textgreater{} 0.50 & [0.70, 0.80] & -- & "
-    assert row in table
+    assert r"D2 & claim D2 in a few words & " in table
+    assert r"\Quantity{D4.1}{0.75 [0.70, 0.80]} & \textgreater{} 0.50 & -- & " in table
     assert "D4 &" in table and "D5 &" in table and "A1 &" not in table and "C1 &" not in table
     discussion = files["discussion"]
-    assert "6 of the 7 claims reproduced; on the trained translators" in discussion
-    # the claims that fell short are listed once; their checks are named in Section 4
-    assert "D2 (claim D2 in a few words){} did not hold in full" in discussion
+    assert "6 of the 7 claims reproduced; on the trained translators and kernels" in discussion
+    # the claims that fell short are listed once, without their ids; their checks are named in
+    # the results
+    assert "could not be decided: ``claim D2 in a few words''; Section" in discussion
     assert "What the failures say" not in discussion  # no heading over nothing
     assert_no_identifiers(discussion)
 
 
 def test_a_claim_judged_in_another_section_is_not_repeated_in_the_probes(tmp_path):
-    """B5's verdict sentence stands in the attention section; the probes' paragraph counts it
-    and points there instead of printing it a second time."""
+    """A claim's verdict sentence stands in the section the ledger places it in: B5 placed in
+    the attention section is said there, and the probes' paragraph counts it and points there;
+    placed among the probes, it is said there and not beside the attention analysis."""
     results = make_results(tmp_path, BASE, verdicts={"B1": "partly"})
     set_claim(results, "B1", "partly", "fail", "wrong_side")
     for name, key in (("claims", "id"), ("checks", "claim_id")):
@@ -652,6 +657,8 @@ def test_a_claim_judged_in_another_section_is_not_repeated_in_the_probes(tmp_pat
         b5 = table[table[key] == "B1"].assign(**{key: "B5"})
         if "short" in b5:
             b5["short"] = "claim B5 in a few words"
+        if "where" in b5:
+            b5["where"] = "sec:attention"
         pd.concat([table, b5]).to_csv(results / "claims" / f"{name}.csv", index=False)
     files = generate(results)
     assert "Of the 2 statistical claims (B1--B5), 2 partly." in files["probes"]
@@ -659,6 +666,14 @@ def test_a_claim_judged_in_another_section_is_not_repeated_in_the_probes(tmp_pat
     assert "Claim B5 is judged in Section~\\ref{sec:attention}." in files["probes"]
     assert "Claim B5 (claim B5" not in files["probes"]
     assert "Claim B5 (claim B5 in a few words)" in files["attention"]
+    for name in ("claims", "checks"):  # the ledger places B5 among the probes instead
+        path = results / "claims" / f"{name}.csv"
+        table = pd.read_csv(path, dtype=str)
+        if "where" in table:
+            table.loc[table["id"] == "B5", "where"] = "sec:probes"
+        table.to_csv(path, index=False)
+    files = generate(results)
+    assert "Claim B5 (claim B5" in files["probes"] and "Claim B5 (" not in files["attention"]
 
 
 def test_claims_ledger_macros_and_checks(tmp_path):
@@ -678,11 +693,12 @@ def test_claims_ledger_macros_and_checks(tmp_path):
         ),
     )
     files = generate(results)
-    assert r"0.75 [0.70, 0.80] & \raggedright \textbf{not reproduced}" in files["ledger"]
-    assert r"\textit{inconclusive}" in files["ledger"]
-    assert r"\ref{sec:masking}" in files["ledger"] and r"\ref{app:ledger}" in files["claims"]
+    headline = files["results"]
+    assert r"\Quantity{D4.1}{0.75 [0.70, 0.80]} & " in headline
+    assert r"\textbf{not reproduced}" in headline and r"\textit{inconclusive}" in headline
+    assert r"\ref{sec:masking}" in headline and r"\ref{tab:headline}" in files["claims"]
     counted = re.search(
-        r"In this build (\d+) of the (\d+) claims are reproduced, (\d+) partly,"
+        r"Across the study, (\d+) of the (\d+) claims are reproduced, (\d+) partly,"
         r"\s+(\d+) not reproduced,\s+(\d+) inconclusive and (\d+) pending",
         files["claims"],
     )
@@ -694,7 +710,7 @@ def test_claims_ledger_macros_and_checks(tmp_path):
     assert "tab:checks" in files["checks"]
     (tmp_path / "none" / "results").mkdir(parents=True)
     missing = generate(tmp_path / "none" / "results")  # no ledger at all
-    assert "was not written in this build" in missing["claims"]
+    assert "was not written in this study" in missing["claims"]
 
 
 def test_latex_helpers():
@@ -1125,9 +1141,9 @@ def test_gpu_rows_measured_elsewhere_name_their_source(tmp_path):
     ).to_csv(results / "bench" / "train_step_lengths_cpu.csv", index=False)
     config = {**CONFIG, "bench": {"devices": ["cpu"], "measured": ["benchmarks/gpu/NVIDIA_H200"]}}
     files = generate(results, config=config)
-    assert "the GPU kernel rows from one run outside this build" in files["threats"]
+    assert "the GPU kernel rows from one run outside the main study" in files["threats"]
     assert (
-        "The GPU rows come from outside this build: \\texttt{scripts/gpu\\_check.sh} measured"
+        "The GPU measurements come from outside the main study: the project's GPU check measured"
         " them on NVIDIA H200 (torch 2.11.0, Triton 3.6.0) at commit \\texttt{c698d93}"
     ) in files["cost"]
     assert "No GPU benchmark is configured" not in files["cost"]
@@ -1195,7 +1211,7 @@ def test_the_setup_reads_the_corpus_manifest_the_rule_declares(tmp_path):
         ]
     )
     setup = " ".join((out / "setup.tex").read_text().split())
-    assert r"29,000 pairs (\texttt{train})" in setup and "5,000" not in setup
+    assert "holds 29,000 pairs" in setup and "5,000" not in setup
 
 
 @pytest.mark.parametrize("patience, said", [(3, False), (1, True)])
@@ -1237,7 +1253,7 @@ def test_cost_says_d6s_ratio_at_the_longest_length_and_the_crossing(tmp_path):
     with the GPU measurement said pending; none at all: the benchmark is pending."""
     results = make_results(tmp_path, BASE)
     assert (
-        "The training-step benchmark against sentence length (claim D6) is pending"
+        "The training-step benchmark against sentence length is pending"
         in (generate(results)["cost"])
     )
 
@@ -1261,16 +1277,17 @@ def test_cost_says_d6s_ratio_at_the_longest_length_and_the_crossing(tmp_path):
     )
     cpu_only = generate(results)["cost"]
     assert "there is no length among those timed (16 and 64 tokens)" in cpu_only
-    assert "These are CPU rows; the GPU measurement that decides claim D6 is pending." in cpu_only
+    assert "These are CPU measurements, shown but not judged" in cpu_only
     gpu = rows("cuda", "NVIDIA H200", {16: 2.0, 64: 0.9, 128: 1.1, 256: 0.7, 512: 0.5})
     gpu.to_csv(results / "bench" / "train_step_lengths_cuda.csv", index=False)
     text = generate(results)["cost"]
     assert (
         "With 8,192 tokens a batch, one training step of the Transformer takes 0.50 times as long"
-        " as one of the GRU with additive attention at 512 tokens a sentence on NVIDIA H200;"
+        " as one of the GRU with additive attention at 512-token sentences on NVIDIA H200 (the"
+        " median step time of each, the Transformer's over the GRU's);"
         " the Transformer's step is the faster one at every length timed from 256 to 512 tokens"
     ) in text
-    assert "CPU rows" not in text
+    assert "CPU measurements" not in text
 
 
 def wording_check(status: str, reason: str, op: str = "above") -> claim_facts.Check:

@@ -16,3 +16,4 @@ SCHEMAS = ROOT / "workflow" / "schemas"
 CONFIG_SCHEMA = SCHEMAS / "config.schema.yaml"
 CLAIMS_SCHEMA = SCHEMAS / "claims.schema.yaml"
 TEMPLATES = ROOT / "paper" / "sections"
+PUBLISHED = ROOT / "paper" / "published.yaml"  # what each claim's source published, for the paper

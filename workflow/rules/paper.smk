@@ -33,6 +33,7 @@ rule paper_config:
 rule paper_sections:
     input:
         templates=PAPER_TEMPLATES,
+        published="paper/published.yaml",  # what each claim's source published
         config="results/paper/config.json",
         scores="results/tables/scores.csv",
         comparisons="results/tables/comparisons.csv",

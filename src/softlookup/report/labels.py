@@ -7,6 +7,8 @@ unscaled". Labels are LaTeX that matplotlib's mathtext also reads (plain words, 
 
 from __future__ import annotations
 
+import re
+
 from .latex import Tex
 
 ARCHITECTURES = {"gru": "GRU", "transformer": "Transformer"}
@@ -196,6 +198,39 @@ def corpus_label(name: str) -> str:
 def corpus_citation(name: str) -> str:
     """The refs.bib keys of the corpus's own papers ('' for a corpus without an entry)."""
     return next((keys for prefix, keys in CORPUS_CITATIONS.items() if name.startswith(prefix)), "")
+
+
+SPLITS = {  # a split's name as a reader is told it (the article is the sentence's)
+    "train": "training split",
+    "valid": "validation split",
+    "test_long": "joined long test set",
+    "test_europarl": "Europarl test days",
+}
+DATED_TEST = re.compile(r"test_(\d{4})_(\w+)")  # test_2016_flickr: a corpus's test set of a year
+
+
+def test_set_label(name: str) -> str:
+    """A split or test set as a reader is told it, without its article: 'test_2016_flickr' ->
+    '2016 Flickr test set', 'test_long' -> 'joined long test set' (the setup says what it
+    joins); any other name with its underscores as spaces."""
+    name = str(name)
+    dated = DATED_TEST.fullmatch(name)
+    if dated:
+        return f"{dated[1]} {dated[2].replace('_', ' ').title()} test set"
+    return SPLITS.get(name, name.replace("_", " "))
+
+
+CHECK_ID = re.compile(r"(\w+)\[([^\]]*)\]")  # a check labelled by its quantity and settings
+
+
+def check_words(label: str) -> str:
+    """A check's label a reader can read: 'weight[soft_lookup,q,1]' -> 'weight (soft lookup, q,
+    1)'; any other label with its underscores as spaces."""
+    found = CHECK_ID.fullmatch(str(label))
+    if not found:
+        return str(label).replace("_", " ")
+    settings = ", ".join(part.replace("_", " ") for part in found[2].split(","))
+    return f"{found[1].replace('_', ' ')} ({settings})"
 
 
 def versus(b: str, a: str) -> str:

@@ -28,7 +28,7 @@ from ..evaluate.compare import p_text, stated_p
 from ..paths import TEMPLATES
 from . import latex
 from .facts import SECTIONS, common
-from .labels import value_text
+from .labels import check_words, test_set_label, value_text
 from .latex import Tex
 from .study import Study, load
 
@@ -93,12 +93,18 @@ def p_stated(value: float) -> Tex:
     return Tex(stated_p(value).replace("<", "$<$"))
 
 
+def figure_text(value: float, fmt: str) -> str:
+    """A number in its check's format, an exact zero as '0' (not '0.0e+00' in a format for
+    tiny numbers)."""
+    return "0" if value == 0 and "e" in fmt else format_number(value, fmt)
+
+
 def figure(value: float, fmt: str = ".3g") -> Tex:
     """A measured number in its check's format (claims.yaml's `fmt`), 1.5e-07 as 1.5 x 10^-7;
     '--' when there is none."""
     if latex.missing(value):
         return Tex("--")
-    return latex.escape(format_number(float(value), fmt))
+    return latex.escape(figure_text(float(value), fmt))
 
 
 def emph(text: object) -> Tex:
@@ -145,6 +151,16 @@ def tt(text: object) -> Tex:
     return Tex(rf"\texttt{{{latex.name(text)}}}")
 
 
+def tagged(text: object, check) -> Tex:
+    """A printed measurement tagged with the check it comes from, \\Quantity{D7.3}{text}
+    (paper.tex prints the text alone): the paper's one-quantity-one-number test reads the tags."""
+    if not getattr(check, "claim", ""):
+        return finalize(text)  # a check outside the ledger (a test's): nothing to tag it with
+    if not re.fullmatch(r"[A-Z]\d+\.\d+", check.name):
+        raise ValueError(f"not a check's name: {check.name!r}")
+    return Tex(rf"\Quantity{{{check.name}}}{{{finalize(text)}}}")
+
+
 def sep(loop) -> str:
     """The separator after an item of a `%% for` loop in running text: ', ' then ' and '."""
     return ", " if loop.revindex > 2 else " and " if loop.revindex == 2 else ""
@@ -170,7 +186,10 @@ FILTERS = {
     "join": join,
     "setting": lambda value: latex.escape(value_text(value)),
     "tt": tt,
+    "testset": lambda name: latex.escape(test_set_label(name)),
+    "check_words": lambda label: latex.escape(check_words(label)),
     "path": path,
+    "tagged": tagged,
     "name": latex.name,
     "verdict": lambda v: Tex(latex.VERDICT_STYLE.get(v, latex.escape(v))),
 }

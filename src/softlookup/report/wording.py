@@ -19,11 +19,12 @@ import jinja2
 import pandas as pd
 
 from ..atomic import atomic_file
-from ..claims.checks.common import format_number
 from ..evaluate.compare import stated_p
 from ..paths import TEMPLATES
 from .facts.claims import check_of, claim_of
+from .labels import check_words
 from .latex import TEMPLATE_SYNTAX, words_list
+from .render import figure_text
 
 WORDING = "_wording.tex"
 
@@ -33,13 +34,13 @@ def _missing(value) -> bool:
 
 
 FILTERS = {
-    "figure": lambda value, fmt=".3g": (
-        "--" if _missing(value) else format_number(float(value), fmt)
-    ),
+    "figure": lambda value, fmt=".3g": "--" if _missing(value) else figure_text(float(value), fmt),
     "p_stated": lambda value: "p = --" if _missing(value) else stated_p(value),
     "emph": str,
     "text": str,
     "name": str,
+    "tagged": lambda text, check: str(text),
+    "check_words": check_words,
     "words": lambda items, conjunction="and", separator=", ": words_list(
         [str(item) for item in items], conjunction, separator
     ),

@@ -18,6 +18,7 @@ from . import (
     essays,
     front,
     pooling,
+    quantities,
     results,
     tables,
     thresholds,
@@ -74,8 +75,10 @@ SECTIONS = {
 
 def common(study: Study, figures: list[str], configfiles: list[str]) -> dict:
     """The facts every template sees."""
+    found = claims.claims(study)
     return {
-        "claims": claims.claims(study),
+        "claims": found,
+        "quantities": quantities.quantities(found),
         "test_set": tables.main_test_set(study),
         "level": INTERVAL_LEVEL,
         "figures": {stem: FIGURE_RULES.get(stem, "figure_scores") for stem in figures},

@@ -8,9 +8,12 @@ from pathlib import Path
 import pandas as pd
 
 from ...claims.checks import ALPHA
+from ...claims.spec import load_claims
 from ...config import convergence_references
 from ...data.buckets import ALL
 from ...evaluate.score import FINAL
+from ...paths import CLAIMS_FILE
+from ..families import FAMILIES, family_keys, other_keys
 from ..labels import corpus_label
 from ..study import Study
 from . import claims, convergence, front, tables, training
@@ -20,8 +23,6 @@ PROBE_GROUPS = [  # claim group, what its claims are, the label of its paragraph
     ("B", "statistical claims", "statistical"),
     ("C", "counting claims", "counting"),
 ]
-# claims whose verdict sentence another section prints (its label): counted here, not repeated
-JUDGED_ELSEWHERE = {"B5": "sec:attention"}
 MISSING_SHOWN = 8  # unreadable inputs named in the threats; the rest are counted
 DIGEST_CHARS = 24  # of each corpus file's sha256 in the appendix
 # Vaswani et al.'s Table 3 (A): the most heads trained there, and their width (d_model 512 / 32)
@@ -40,15 +41,20 @@ def probe_curves(study: Study, probe: str, quantity: str, x: str) -> pd.DataFram
 
 def probes(study: Study) -> dict:
     """Per claim group of the probes: its claims, the verdict counts, and the claims the text
-    names (those not reproduced: Table 1 gives every claim's result), less those whose sentence
-    stands in another section (`elsewhere`: claim id -> its section's label)."""
+    names (those not reproduced: Table 1 gives every claim's result), less those the ledger
+    places in another section, which prints their sentence (`elsewhere`: claim id -> its
+    section's label)."""
     found = claims.claims(study)
     groups = []
     for group, name, label in PROBE_GROUPS:
         members = [c for c in found.values() if c.id.startswith(group)]
         counts = pd.Series([c.verdict for c in members], dtype=str).value_counts().to_dict()
         named = [c for c in members if c.verdict != "reproduced"]
-        elsewhere = {c.id: JUDGED_ELSEWHERE[c.id] for c in named if c.id in JUDGED_ELSEWHERE}
+        elsewhere = {
+            c.id: c.section
+            for c in named
+            if c.section and not c.section.removeprefix("sec:").startswith("probes")
+        }
         groups.append(
             {
                 "name": name,
@@ -79,9 +85,27 @@ def discussion(study: Study) -> dict:
     }
 
 
+def floors() -> list[dict]:
+    """Each floor the claims file states (a compared model under it makes a check
+    inconclusive): {metric, bucket, below, claims: [ids]}, one per distinct floor."""
+    found: dict[tuple, list[str]] = {}
+    for claim in load_claims(CLAIMS_FILE)[0]:
+        for check in claim.checks:
+            floor = getattr(check, "floor", None)
+            if floor:
+                key = (floor.get("metric", "bleu"), floor.get("bucket", "all"), floor["below"])
+                if claim.id not in found.setdefault(key, []):
+                    found[key].append(claim.id)
+    return [
+        {"metric": metric, "bucket": bucket, "below": below, "claims": ids}
+        for (metric, bucket, below), ids in found.items()
+    ]
+
+
 def ledger(study: Study) -> dict:
     found = claims.claims(study)
     return {
+        "floors": floors(),
         "rows": list(found.values()),
         "counts": {v: len(found.with_verdict(v)) for v in claims.VERDICTS},
         "total": len(found),
@@ -266,7 +290,8 @@ def surprises(study: Study) -> dict:
     return found
 
 
-# Each table of the paper: the rule that writes its evidence and the files it reads
+# Each table of the paper: the rule that writes its evidence and the files it reads (a sweep
+# family's table, tab:sweep-<family>, is added per family the study sweeps)
 TABLE_SOURCES = [
     ("tab:essays", "claims_ledger", "results/claims/claims.csv"),
     ("tab:models", "paper_sections", "config, results/runs/*/meta.json"),
@@ -274,11 +299,22 @@ TABLE_SOURCES = [
     ("tab:variants", "collect_scores", "results/tables/scores.csv"),
     ("tab:length-shares", "collect_scores", "results/tables/scores.csv"),
     ("tab:scores", "collect_scores", "results/tables/scores.csv, results/runs/*/meta.json"),
+    ("tab:convergence", "claims_ledger", "results/claims/claims.csv, committed references"),
+    ("tab:references", "paper_sections", "committed references"),
+    ("tab:attention", "attention_maps", "results/analysis/attention_*.csv"),
     ("tab:comparisons", "compare", "results/tables/comparisons.csv"),
     ("tab:checks", "claims_ledger", "results/claims/checks.csv"),
-    ("tab:claims", "claims_ledger", "results/claims/claims.csv"),
+    ("tab:convergence-paths", "compare", "results/tables/comparisons.csv, committed references"),
     ("tab:budget", "train", "results/runs/*/log.csv, meta.json"),
 ]
+
+
+def sweep_tables(study: Study) -> list[tuple[str, str, str]]:
+    """The table of each sweep family the study trains (report.families), as TABLE_SOURCES."""
+    keys = {k for sweep in tables.runs(study).get("sweep", []) for k in sweep}
+    names = [name for name in FAMILIES if family_keys(name, keys)] + other_keys(keys)
+    files = "results/tables/comparisons.csv, scores.csv"
+    return [(f"tab:sweep-{name.replace('_', '-')}", "compare", files) for name in names]
 
 
 def sources(study: Study) -> dict:
@@ -289,6 +325,7 @@ def sources(study: Study) -> dict:
     return {
         "commit": None if commit == "unknown" else commit[:12],
         "tables": [
-            {"label": label, "rule": rule, "files": files} for label, rule, files in TABLE_SOURCES
+            {"label": label, "rule": rule, "files": files}
+            for label, rule, files in TABLE_SOURCES + sweep_tables(study)
         ],
     }

@@ -20,6 +20,7 @@ import pandas as pd
 from ...claims.verdicts import VERDICTS
 from ..latex import Tex, escape, macro_name, missing
 from ..study import Study
+from . import published
 
 __all__ = ["VERDICTS", "Check", "Claim", "Claims", "claims", "claim_of", "check_of"]
 # the sections of the paper a ledger row may name (`where`): Table 1 and the ledger refer to them
@@ -33,6 +34,8 @@ SECTIONS = (
     "masking",
     "training",
     "cost",
+    "kvcache",
+    "kernel",
     "attention",
     "probes",
     "probes-worked",
@@ -42,7 +45,8 @@ SECTIONS = (
     "claims",
     "threats",
 )
-HEADLINE_SECTIONS = ("length", "scores", "scaling", "heads", "masking")  # trained translators
+# the claims on trained translators and timed kernels (D1-D8), each reported in one of these
+HEADLINE_SECTIONS = ("length", "scores", "scaling", "heads", "masking", "cost", "kvcache", "kernel")
 NUMBERS = (
     "expected",
     "allowed",
@@ -91,6 +95,12 @@ class Check:
     facts: dict = field(default_factory=dict)  # systems, test set, bucket, points, floor ...
     headline: bool = False
     output: str = ""
+    claim: str = ""  # the id of the claim it belongs to
+
+    @property
+    def name(self) -> str:
+        """The check as the paper tags what it prints ('D7.3'): one quantity, one number."""
+        return f"{self.claim}.{self.check}"
 
 
 @dataclass
@@ -104,6 +114,12 @@ class Claim:
     expected: str = ""
     section: str = ""  # the label of the section that reports it ("sec:length"), or ""
     checks: list[Check] = field(default_factory=list)
+    # for a reader (paper/published.yaml): what the essay says, what its source published, what
+    # of the claim the checks test, what a pending claim waits for ("" where not given)
+    essay: str = ""
+    published: str = ""
+    scope: str = ""
+    waits: str = ""
 
     @property
     def decisive_checks(self) -> list[Check]:
@@ -203,6 +219,7 @@ def check_of(row) -> Check:
         facts=facts if isinstance(facts, dict) else json.loads(_text(facts) or "{}"),
         headline=str(row.get("headline")).lower() == "true",
         output=_text(row.get("output")),
+        claim=_text(row.get("claim_id")),
     )
 
 
@@ -229,8 +246,19 @@ def claims(study: Study) -> Claims:
     has_checks = "claim_id" in checks
     for _, row in study.claims.iterrows():
         rows = checks[checks.claim_id == row["id"]] if has_checks else checks.iloc[0:0]
-        found[str(row["id"])] = claim_of(row, [r for _, r in rows.iterrows()])
+        found[str(row["id"])] = for_reader(claim_of(row, [r for _, r in rows.iterrows()]))
     return found
+
+
+def for_reader(claim: Claim) -> Claim:
+    """The claim with what paper/published.yaml tells a reader about it: the essay's statement,
+    the source's figures, and the expectation and section where the file gives its own."""
+    told = published.of(claim.id)
+    for name in ("essay", "published", "scope", "waits"):
+        setattr(claim, name, " ".join((told[name] or "").split()))
+    claim.expected = told["expected"] or claim.expected
+    claim.section = told["section"] or claim.section
+    return claim
 
 
 def headline(found: Claims) -> list[Claim]:

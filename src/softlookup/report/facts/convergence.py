@@ -44,7 +44,7 @@ PATH_COLUMNS = [
     "p_value",
     "seeds",
 ]
-STUDY = "this build"
+STUDY = "main study"
 # a run still improving by more than this share of its validation loss at its last epoch has
 # not converged (issue 22's bar)
 STILL_IMPROVING = 0.01

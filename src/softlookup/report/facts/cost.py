@@ -4,13 +4,15 @@ including GPU rows measured outside the build."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
 from ...claims.checks import crossing
 from ..labels import backend_label, device_label
 from ..study import Study
-from . import tables
+from . import claims, quantities, tables
 
 
 def loglog_slope(x, y) -> float:
@@ -132,6 +134,28 @@ def train_step_ratios(study: Study) -> dict | None:
     }
 
 
+# a skipped benchmark row's reason (bench/kernels.py) as a reader is told it: by its start
+SKIP_REASONS = {
+    "Triton runs on CPU only": "our Triton kernels on a CPU, where only a slow interpreter runs them",
+    "materialised N x N table": "the materialised attention beyond the length its table may reach",
+}
+
+
+def reader_reason(reason: str) -> str:
+    """Why a benchmark row did not run, in words (an unknown reason as it is)."""
+    return next(
+        (words for start, words in SKIP_REASONS.items() if reason.startswith(start)), reason
+    )
+
+
+def design_tokens(study: Study) -> int | None:
+    """The new tokens at which the ledger judges the cache's speed-up (its check's label says
+    'at 100 new tokens'); None without that check."""
+    check = quantities.quantities(claims.claims(study))["cache_speedup"]
+    found = re.search(r"at ([\d,]+) new tokens", check.label) if check else None
+    return int(found[1].replace(",", "")) if found else None
+
+
 def cost(study: Study) -> dict:
     steps = generation_data(study)
     kernels = tables.bench(study, "attention")
@@ -145,6 +169,7 @@ def cost(study: Study) -> dict:
     config = study.config.get("bench", {})
     return {
         "train_steps": train_step_ratios(study),
+        "design_tokens": design_tokens(study),
         "generation": generation_rows(study),
         "slopes": (
             {
@@ -162,9 +187,9 @@ def cost(study: Study) -> dict:
         else None,
         "devices": sorted(set(ok["device"])) if "device" in ok else [],
         "pending": len(pending),
-        "pending_reasons": "; ".join(sorted({str(r) for r in pending.get("reason", ["unstated"])}))[
-            :300
-        ],
+        "pending_reasons": "; ".join(
+            sorted({reader_reason(str(r)) for r in pending.get("reason", ["unstated"])})
+        )[:300],
         "elsewhere": measured_elsewhere(study),
         "gpu": "cuda" in config.get("devices", []) or bool(config.get("measured")),
     }

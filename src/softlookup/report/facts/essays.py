@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..labels import PROBE_METHODS, probe_method
 from ..study import Study
-from . import claims
+from . import claims, published
 
 # claims.yaml's source codes -> the BibTeX keys of the essays (paper/refs.bib)
 ESSAYS = {"E1": "essaylookup", "E2": "essaylearn"}
@@ -38,7 +38,9 @@ def walkthrough(study: Study) -> list[dict]:
             {
                 "id": claim.id,
                 "short": claim.short,
-                "essays": essay_keys(row.get("source", "")),
+                "essays": essay_keys(
+                    " ".join(published.of(claim.id)["essays"] or []) or row.get("source", "")
+                ),
                 "computed": probe_method(next((p for p in probes if p in PROBE_METHODS), "")),
                 "expected": claim.expected,
                 "claim": claim,  # its verdict and headline measurement (_wording.tex words them)

@@ -3,10 +3,15 @@ the data manifest, the models and their training settings, the hardware."""
 
 from __future__ import annotations
 
+import inspect
+import json
+
+from ...config import convergence_references
+from ...evaluate import translate
 from ...evaluate.compare import COVERAGE
 from ..labels import base_labels, corpus_citation, corpus_label
 from ..study import Study
-from . import claims, convergence, cost, results, tables
+from . import claims, convergence, cost, tables
 
 
 def run_environment(study: Study) -> dict:
@@ -18,21 +23,14 @@ def run_environment(study: Study) -> dict:
 
 
 def abstract(study: Study) -> dict:
+    """The verdict counts and the longer training's summary; the measurements the abstract
+    states are the shared `quantities` (facts.quantities), the same numbers the sections print."""
     found = claims.claims(study)
-    per_base = tables.pooled(tables.metric_rows(study, tables.main_test_set(study)), ["base_model"])
-    labels = base_labels(tables.base_models(study))
-    best = per_base.sort_values("value").iloc[-1].to_dict() if len(per_base) else None
-    if best:
-        best["label"] = labels.get(best["base_model"], best["base_model"])
-    generation = cost.generation_rows(study)
     return {
         "verdicts": {v: len(found.with_verdict(v)) for v in claims.VERDICTS},
         "total": len(found),
-        "best": best,
-        "length": results.length_effect(study),
-        "shares": results.length_shares(study),
+        "design_tokens": cost.design_tokens(study),
         "convergence": convergence.section(study),
-        "speedup": generation[-1] if generation else None,
     }
 
 
@@ -62,6 +60,8 @@ def architecture(name: str, model: dict, label: str, parameters: float | None) -
             "heads": heads,
             "d_k": d_k,
             "ffn": model.get("ffn_dim"),
+            "embedding": width,  # tied embeddings, as wide as the model
+            "dropout": model.get("dropout"),
             "parameters": parameters,
         }
     attends = model.get("attention", "none") != "none"
@@ -72,6 +72,8 @@ def architecture(name: str, model: dict, label: str, parameters: float | None) -
         "heads": 1 if attends else 0,
         "d_k": model.get("hidden_dim") if attends else None,
         "ffn": None,
+        "embedding": model.get("emb_dim"),
+        "dropout": model.get("dropout"),
         "parameters": parameters,
     }
 
@@ -129,6 +131,41 @@ def joined_tests(manifest: dict, data: dict) -> list[dict]:
     return rows
 
 
+def decode_length() -> dict:
+    """The longest output decoding may write: max_len_ratio x the source's tokens +
+    max_len_extra (evaluate.translate's defaults, which every translation uses)."""
+    defaults = inspect.signature(translate.translate).parameters
+    return {name: defaults[name].default for name in ("max_len_ratio", "max_len_extra")}
+
+
+def other_corpora(study: Study) -> list[dict]:
+    """The corpora of committed references of longer studies that are not the main corpus:
+    {corpus, source, target, citation, splits: [{name, pairs, words}]}, from each reference's
+    data manifest (one entry per corpus)."""
+    main = corpus_label(study.config.get("data", {}).get("corpus", ""))
+    found: dict[str, dict] = {}
+    if not study.config.get("convergence"):
+        return []
+    for folder in convergence_references(study.config):
+        manifest = folder / "manifest.json"
+        config = convergence.read_reference(folder).provenance.get("config", {})
+        name = config.get("data", {}).get("corpus", "")
+        if corpus_label(name) == main or corpus_label(name) in found or not manifest.is_file():
+            continue
+        data = json.loads(manifest.read_text())
+        found[corpus_label(name)] = {
+            "corpus": corpus_label(name),
+            "citation": corpus_citation(name),
+            "source": data.get("source", ""),
+            "target": data.get("target", ""),
+            "splits": [
+                {"name": split, "pairs": info.get("pairs", 0), "words": info.get("source_words")}
+                for split, info in data.get("splits", {}).items()
+            ],
+        }
+    return list(found.values())
+
+
 def can_stop_early(train: dict, longest: float | None) -> bool:
     """Early stopping can end a run before its cap only when the best epoch (1 at the earliest)
     plus `patience` epochs without improvement come before the longest run's last epoch."""
@@ -152,6 +189,7 @@ def setup(study: Study) -> dict:
         "splits": [{"name": n, "pairs": info.get("pairs", 0)} for n, info in splits.items()],
         "train_words": splits.get("train", {}).get("source_words", {}),
         "joined": joined_tests(manifest, data),
+        "other_corpora": other_corpora(study),
         "join_k": join.get("k", []),
         "join_weights": join.get("weights") or [],
         "join_shares": join_shares(join),
@@ -159,6 +197,7 @@ def setup(study: Study) -> dict:
         "decoding": {
             "beam": study.config.get("evaluate", {}).get("beam_size", 1),
             "length_penalty": study.config.get("evaluate", {}).get("length_penalty"),
+            **decode_length(),
         },
         "main_test": tables.main_test_set(study),
         "vocab": data.get("bpe_vocab_size"),

@@ -110,10 +110,11 @@ def length_effect(study: Study) -> dict | None:
 
 
 def share_intervals(study: Study, test_set: str, last: str) -> dict[str, dict]:
-    """{variant: {value, ci_low, ci_high}}: each system's own share of its shortest-bucket BLEU
-    kept on bucket `last` (mean over seeds, with its own seed-aware interval, at least 0), from
-    the bleu_share rows of the comparisons on `test_set` that name it (comparisons.csv's mean and
-    interval of a side: the one interval of that system every table reads)."""
+    """{variant: {value, ci_low, ci_high, check}}: each system's own share of its shortest-bucket
+    BLEU kept on bucket `last` (mean over seeds, with its own seed-aware interval, at least 0):
+    the ledger check's where one measures it (ledger_shares), else from the bleu_share rows of
+    the comparisons on `test_set` that name it (comparisons.csv's interval of a side: the one
+    interval of that system every table reads)."""
     rows = tables.comparisons(study, bucket=last, metric="bleu_share")
     if rows.empty or "test_set" not in rows:
         return {}
@@ -126,6 +127,32 @@ def share_intervals(study: Study, test_set: str, last: str) -> dict[str, dict]:
                 "value": row[f"mean_{side}"],
                 "ci_low": low,
                 "ci_high": high,
+                "check": None,
+            }
+    return found | ledger_shares(study, test_set, last)
+
+
+def ledger_shares(study: Study, test_set: str, last: str) -> dict[str, dict]:
+    """{variant: {value, ci_low, ci_high, check}} for each system whose share kept on bucket
+    `last` a ledger check measures: the paper prints the check's number and interval wherever it
+    prints that share (one quantity, one number)."""
+    found = {}
+    for claim in claims.claims(study).values():
+        for check in claim.checks:
+            facts = check.facts
+            side = facts.get("side")
+            if (
+                facts.get("metric") != "bleu_share"
+                or side not in ("a", "b")
+                or (facts.get("test_set"), facts.get("bucket")) != (test_set, last)
+                or check.value is None
+            ):
+                continue
+            found[facts[f"system_{side}"]] = {
+                "value": check.value,
+                "ci_low": math.nan if check.ci_low is None else check.ci_low,
+                "ci_high": math.nan if check.ci_high is None else check.ci_high,
+                "check": check,
             }
     return found
 
@@ -155,17 +182,18 @@ def length_shares(study: Study) -> dict | None:
         at = own.set_index(own["bucket"].astype(str))["value"]
         if first not in at or last not in at or pd.isna(at[last]) or not at[first] > 0:
             continue
-        kept = compared.get(
-            model, {"value": at[last] / at[first], "ci_low": math.nan, "ci_high": math.nan}
-        )
+        pooled = {"value": at[last] / at[first], "ci_low": math.nan, "ci_high": math.nan}
+        kept = compared.get(model, pooled | {"check": None})
         shares.append(
             {
                 "label": own["label"].iloc[0],
                 "first": at[first],
                 "last": at[last],
                 "share": kept["value"],
+                "value": kept["value"],
                 "ci_low": kept["ci_low"],
                 "ci_high": kept["ci_high"],
+                "check": kept["check"],
                 "attends": attention.get(model, "dot") != "none",
             }
         )

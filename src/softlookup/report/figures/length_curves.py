@@ -10,6 +10,7 @@ python -m softlookup.report.figures.length_curves --results results \
 from __future__ import annotations
 
 from ..facts import convergence
+from ..labels import test_set_label
 from ..study import Study
 from . import cli, style
 from .scores import bucket_panel
@@ -26,7 +27,7 @@ def length_curves_figure(study: Study):
     styles = style.series_styles(curves.label)
     for ax, (name, test_set) in zip(axes, panels, strict=True):
         bucket_panel(ax, curves[(curves.study == name) & (curves.test_set == test_set)], styles)
-        ax.set_title(f"{names[name]}\n{test_set}")
+        ax.set_title(f"{names[name]}\n{test_set_label(test_set)}")
     axes[0].set_ylabel("BLEU (%)")
     style.legend_below(fig, axes[0], ncol=len(styles))
     return fig

@@ -17,7 +17,7 @@ import pandas as pd
 
 from .. import numbers
 from ..facts import results, sweeps
-from ..labels import ARCHITECTURES, axis_label
+from ..labels import ARCHITECTURES, axis_label, test_set_label
 from ..study import Study
 from . import cli, style
 
@@ -54,7 +54,7 @@ def bleu_by_length(study: Study):
         for ax, test_set in zip(axes, test_sets, strict=True):
             bucket_panel(ax, models[models["test_set"] == test_set], styles)
             ax.set(
-                title=f"{ARCHITECTURES.get(group, group)} on {test_set}",
+                title=f"{ARCHITECTURES.get(group, group)}, {test_set_label(test_set)}",
                 ylabel="BLEU (%)",
                 ylim=(0, 1.05 * top),
             )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import numbers
 from ..facts import pooling
-from ..labels import own_parts
+from ..labels import own_parts, test_set_label
 from ..study import Study
 from . import cli, style
 
@@ -19,10 +19,10 @@ POINTS = "a variant's seed SD"
 
 
 def title(panel: dict) -> str:
-    """'GRU, 10 epochs on test_2016_flickr', then its seeds."""
+    """'GRU, 10 epochs, the 2016 Flickr test set', then its seeds."""
     low, high = panel["seeds"]
     seeds = f"{low} seeds" if low == high else f"{low}-{high} seeds"
-    return f"{panel['family_label']} on {panel['test_set']}\n{seeds} a variant"
+    return f"{panel['family_label']}, {test_set_label(panel['test_set'])}\n{seeds} a variant"
 
 
 def panel_plot(ax, panel: dict, look: dict) -> None:
