@@ -29,6 +29,7 @@ if not torch.cuda.is_available():
 # minutes, read the full corpus mirror, or simulate for minutes
 SLOW_CALLS = {
     "tests.commands.snakemake": "starts Snakemake",
+    "tests.commands.snakemake_command": "starts Snakemake",
     "tests.commands.make": "starts make",
     "tests.commands.pytest_session": "starts pytest inside pytest",
     "tests.commands.script": "runs a script of scripts/ (the GPU check: minutes on CPU)",

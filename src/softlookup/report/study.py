@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from ..paths import THRESHOLD_HISTORY
 from ..rundir import RUN_SEED, RunSettings, run_settings, variant_of
@@ -130,6 +131,7 @@ class Reference:
     training: pd.DataFrame
     provenance: dict
     scores: pd.DataFrame  # empty for a reference made before scores were kept
+    manifest: dict = field(default_factory=dict)  # its corpus's, {} when it kept none
 
     @property
     def commit(self) -> str:
@@ -184,7 +186,13 @@ def read_reference(folder: Path) -> Reference:
         scores=pd.read_csv(folder / "scores.csv", dtype={"epoch": str})
         if (folder / "scores.csv").is_file()
         else pd.DataFrame(),
+        manifest=read_json(folder / "manifest.json"),
     )
+
+
+def read_published(path: Path) -> dict:
+    """paper/published.yaml: {claim id: {field: value}} ({} when the file is absent)."""
+    return (yaml.safe_load(path.read_text()) or {}).get("claims", {}) if path.exists() else {}
 
 
 def load_benchmarks(folder: Path) -> pd.DataFrame:

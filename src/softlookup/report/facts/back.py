@@ -93,7 +93,7 @@ def floors() -> list[dict]:
         for check in claim.checks:
             floor = getattr(check, "floor", None)
             if floor:
-                key = (floor.get("metric", "bleu"), floor.get("bucket", "all"), floor["below"])
+                key = (floor.get("metric", "bleu"), floor.get("bucket", ALL), floor["below"])
                 if claim.id not in found.setdefault(key, []):
                     found[key].append(claim.id)
     return [

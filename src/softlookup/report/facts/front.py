@@ -4,7 +4,6 @@ the data manifest, the models and their training settings, the hardware."""
 from __future__ import annotations
 
 import inspect
-import json
 
 from ...config import convergence_references
 from ...evaluate import translate
@@ -147,12 +146,11 @@ def other_corpora(study: Study) -> list[dict]:
     if not study.config.get("convergence"):
         return []
     for folder in convergence_references(study.config):
-        manifest = folder / "manifest.json"
-        config = convergence.read_reference(folder).provenance.get("config", {})
-        name = config.get("data", {}).get("corpus", "")
-        if corpus_label(name) == main or corpus_label(name) in found or not manifest.is_file():
+        reference = convergence.read_reference(folder)
+        name = reference.provenance.get("config", {}).get("data", {}).get("corpus", "")
+        data = reference.manifest
+        if corpus_label(name) == main or corpus_label(name) in found or not data:
             continue
-        data = json.loads(manifest.read_text())
         found[corpus_label(name)] = {
             "corpus": corpus_label(name),
             "citation": corpus_citation(name),

@@ -12,9 +12,8 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-import yaml
-
 from ...paths import PUBLISHED
+from ..study import read_published
 
 FIELDS = ("essay", "essays", "expected", "published", "section", "scope", "waits")
 
@@ -22,7 +21,7 @@ FIELDS = ("essay", "essays", "expected", "published", "section", "scope", "waits
 @cache
 def read(path: Path = PUBLISHED) -> dict[str, dict]:
     """{claim id: {field: value}}; an unknown field is an error naming the claim and the field."""
-    claims = (yaml.safe_load(path.read_text()) or {}).get("claims", {}) if path.exists() else {}
+    claims = read_published(path)
     for claim_id, fields in claims.items():
         unknown = sorted(set(fields) - set(FIELDS))
         if unknown:
