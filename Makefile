@@ -106,7 +106,7 @@ rundir:
 	ln -sfn ../../workflow $(RUN_DIR)/workflow
 	ln -sfn ../../benchmarks $(RUN_DIR)/benchmarks
 	ln -sfn ../../resources $(RUN_DIR)/resources
-	for source in paper.tex refs.bib sections; do \
+	for source in paper.tex refs.bib sections published.yaml; do \
 		ln -sfn ../../../paper/$$source $(RUN_DIR)/paper/$$source; done
 
 setup: $(VENV)/.installed

@@ -18,6 +18,7 @@ SOURCES = [
     "paper/paper.tex",
     "paper/refs.bib",
     "paper/sections",
+    "paper/published.yaml",
 ]
 
 
