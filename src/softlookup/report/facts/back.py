@@ -306,6 +306,8 @@ TABLE_SOURCES = [
     ("tab:checks", "claims_ledger", "results/claims/checks.csv"),
     ("tab:convergence-paths", "compare", "results/tables/comparisons.csv, committed references"),
     ("tab:budget", "train", "results/runs/*/log.csv, meta.json"),
+    ("tab:thresholds", "paper_sections", "config/threshold_history.csv (git history)"),
+    ("tab:thresholds-moved", "claims_ledger", "results/claims/checks.csv"),
 ]
 
 
