@@ -136,7 +136,7 @@ run_part attention 270 "$python" -m softlookup.bench.kernels --device "$device" 
 run_part summary 20 "$python" -m softlookup.bench.summary "$dest/attention_$device.csv" \
   --out "$dest/summary.csv"
 
-run_part decode 100 "$python" -m softlookup.bench.kernels --device "$device" \
+run_part decode 80 "$python" -m softlookup.bench.kernels --device "$device" \
   --decode-out "$dest/decode_$device.csv" --head-dims "${head_dims[@]}" \
   --tokens "$tokens" --model-dim "$model_dim" --repeats "$decode_samples" --cuda-graphs \
   --backends triton torch_sdpa torch_sdpa_unmasked naive "${decode[@]}" "${bench_extra[@]}"
@@ -146,7 +146,7 @@ run_part train_lengths 90 env SOFTLOOKUP_AUTOTUNE=0 "$python" -m softlookup.benc
   --device "$device" --plan benchmarks/paper_runs.json \
   --out "$dest/train_step_lengths_$device.csv" "${lengths_extra[@]}"
 
-run_part train_step 90 env SOFTLOOKUP_AUTOTUNE=0 "$python" -m softlookup.bench.train_step \
+run_part train_step 110 env SOFTLOOKUP_AUTOTUNE=0 "$python" -m softlookup.bench.train_step \
   --device "$device" --plan benchmarks/paper_runs.json --out "$dest/train_steps.csv" \
   --estimate-out "$dest/gpu_hours.csv" "${train_extra[@]}"
 
