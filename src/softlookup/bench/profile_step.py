@@ -1,0 +1,194 @@
+"""Where one CPU training step's time goes, per model family: the profile that chooses the next
+speed-up (issue 50).
+
+    # after `make paper` has prepared the corpus (results/data/<corpus>/)
+    python -m softlookup.bench.profile_step --out-dir benchmarks/cpu
+
+For each variant (default: one of each family the default config trains), the model is built as
+`softlookup.train` builds it and takes `--steps` real AdamW steps on the first batches of its
+first epoch (the workflow's length-sorted batches of the prepared train split, `train.max_tokens`
+padded tokens each), one thread, after `--warmup` untimed steps. Two tables:
+
+- `profile_phases.csv`: wall ms a step in each phase (encoder, decoder up to the readouts, output
+  projection over the vocabulary, loss, backward, gradient clipping, optimizer) and its share;
+- `profile_ops.csv`: the torch operators by self CPU time a step (torch.profiler), the top
+  `--top` per variant, their calls a step, and `unattributed`: the step's wall time no operator
+  accounts for (Python, autograd bookkeeping and dispatch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch.profiler import ProfilerActivity, profile
+
+from ..data import bpe
+from ..models import PAD, build_model, parse_model_config
+from ..paths import CONFIG_DIR
+from ..train import TrainConfig, load_training_data, seed_everything
+from .timing import PROVENANCE_COLUMNS, csv_rows, provenance
+from .train_step import plan_of
+
+FAMILIES = ["gru_none", "gru_additive", "gru_dot", "sweep_transformer", "transformer"]
+PHASES = ["encode", "decode", "output", "loss", "backward", "clip", "optimizer"]
+PHASE_COLUMNS = [*PROVENANCE_COLUMNS, "variant", "phase", "ms_per_step", "share", "steps"]
+OP_COLUMNS = [*PROVENANCE_COLUMNS, "variant", "op", "self_ms_per_step", "share", "calls_per_step"]
+
+
+class PhaseClock:
+    """Wall time per named phase, summed over steps; `wrap` times a method of a model in place."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+
+    @contextmanager
+    def __call__(self, phase: str):
+        started = time.perf_counter()
+        yield
+        self.seconds[phase] += time.perf_counter() - started
+
+    def wrap(self, owner, method: str, phase: str) -> None:
+        inner = getattr(owner, method)
+
+        def timed(*args, **kwargs):
+            with self(phase):
+                return inner(*args, **kwargs)
+
+        setattr(owner, method, timed)  # an instance attribute: the class is untouched
+
+    def per_step(self, steps: int) -> dict[str, float]:
+        """ms a step in each of PHASES; "decode" without the output projection nested in it."""
+        ms = {phase: 1e3 * self.seconds[phase] / steps for phase in PHASES}
+        ms["decode"] -= ms["output"]
+        return ms
+
+
+def training_step(model, optimizer, batch, clip_norm: float, label_smoothing: float, clock):
+    """One training step as softlookup.train takes it (CPU: no autocast), phases timed."""
+    logits = model(batch.src, batch.tgt_in)  # (B,T,V); encode, decode, output timed inside
+    with clock("loss"):
+        loss = F.cross_entropy(
+            logits.flatten(0, 1),
+            batch.tgt_out.flatten(),
+            ignore_index=PAD,
+            label_smoothing=label_smoothing,
+        )
+    with clock("backward"):
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+    with clock("clip"):
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+    with clock("optimizer"):
+        optimizer.step()
+
+
+def profile_variant(entry: dict, data_dir: Path, steps: int, warmup: int, top: int):
+    """(phase rows, op rows) of one plan entry."""
+    cfg = TrainConfig.from_dict(entry["train"])
+    seed_everything(1)
+    sp = bpe.load(data_dir / "spm.model")
+    model = build_model(parse_model_config(entry["model"]), sp.get_piece_size())
+    model.train()
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True
+    )
+    run = {"src": "de", "tgt": "en", "train": entry["train"]}
+    data = load_training_data(run, cfg, sp, data_dir, data_dir / "spm.model")
+    batches = data.batches(seed=2, max_tokens=cfg.max_tokens)[: warmup + steps]
+    settings = [cfg.clip_norm, cfg.label_smoothing]
+    for batch in batches[:warmup]:
+        training_step(model, optimizer, batch, *settings, PhaseClock())
+    clock = PhaseClock()
+    for method, phase in (("encode", "encode"), ("decode", "decode")):
+        clock.wrap(model, method, phase)
+    clock.wrap(model.output, "forward", "output")
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for batch in batches[warmup:]:
+            training_step(model, optimizer, batch, *settings, clock)
+    ms = clock.per_step(steps)
+    wall_ms = sum(ms.values())
+    phases = [
+        {
+            "variant": entry["variant"],
+            "phase": phase,
+            "ms_per_step": ms[phase],
+            "share": ms[phase] / wall_ms,
+            "steps": steps,
+        }
+        for phase in PHASES
+    ]
+    # the profiler's own overhead inflates the op times a little; shares are what matter
+    ops = sorted(prof.key_averages(), key=lambda op: op.self_cpu_time_total, reverse=True)
+    op_ms = [(op.key, op.self_cpu_time_total / 1e3 / steps, op.count / steps) for op in ops]
+    total_op_ms = sum(ms for _, ms, _ in op_ms)
+    rows = [
+        {"variant": entry["variant"], "op": key, "self_ms_per_step": ms, "calls_per_step": calls}
+        for key, ms, calls in op_ms[:top]
+    ]
+    rows.append(
+        {
+            "variant": entry["variant"],
+            "op": "unattributed",
+            "self_ms_per_step": max(0.0, wall_ms - total_op_ms),
+            "calls_per_step": 0,
+        }
+    )
+    for row in rows:
+        row["share"] = row["self_ms_per_step"] / wall_ms
+    return phases, rows
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m softlookup.bench.profile_step", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("--configs", type=Path, nargs="+", default=[CONFIG_DIR / "config.yaml"])
+    p.add_argument("--data-dir", type=Path, default=Path("results/data/multi30k-de-en"))
+    p.add_argument("--variants", nargs="+", default=FAMILIES)
+    p.add_argument("--steps", type=int, default=30, help="profiled steps per variant")
+    p.add_argument("--warmup", type=int, default=5, help="untimed steps first")
+    p.add_argument("--top", type=int, default=15, help="operators kept per variant")
+    p.add_argument("--out-dir", type=Path, required=True)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    if not (args.data_dir / "spm.model").is_file():
+        raise SystemExit(
+            f"{args.data_dir / 'spm.model'} not found: prepare the corpus first (make paper)"
+        )
+    torch.set_num_threads(1)  # as the workflow's train jobs run
+    plan = {entry["variant"]: entry for entry in plan_of(args.configs)["variants"]}
+    unknown = sorted(set(args.variants) - set(plan))
+    if unknown:
+        raise SystemExit(f"--variants: {unknown} not in {[str(c) for c in args.configs]}")
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    base = provenance(torch.device("cpu"))
+    with (
+        csv_rows(args.out_dir / "profile_phases.csv", PHASE_COLUMNS) as write_phase,
+        csv_rows(args.out_dir / "profile_ops.csv", OP_COLUMNS) as write_op,
+    ):
+        for name in args.variants:
+            phases, ops = profile_variant(
+                plan[name], args.data_dir, args.steps, args.warmup, args.top
+            )
+            for row in phases:
+                write_phase({**base, **row})
+            for row in ops:
+                write_op({**base, **row})
+            print(
+                f"{name:20s} "
+                + " ".join(f"{r['phase']} {r['ms_per_step']:.1f}" for r in phases)
+                + " ms/step"
+            )
+
+
+if __name__ == "__main__":
+    main()
