@@ -159,6 +159,17 @@ def test_effect_paths_and_length_curves_name_comparisons_and_references_for_a_re
     assert not [w for w in words if "_" in w or "--" in w or "converged" in w]
 
 
+def test_a_crowded_claim_is_split_into_one_effect_panel_per_comparison(study):
+    fig = convergence.convergence_figure(study)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert all(len(ax.containers) <= convergence.MAX_SERIES for ax in fig.axes), titles
+    # D5: two comparisons (8 heads and the base model's 4, each against 1 head) in three studies
+    assert sorted(t for t in titles if t.startswith("D5")) == [
+        "D5: 8 heads vs 1 head",
+        "D5: base model vs 1 head",
+    ]
+
+
 def test_every_labelled_x_position_has_data_and_a_panel_two(figure):
     for ax in panels(figure):
         lines = series(ax)

@@ -97,6 +97,19 @@ def unlisted_floats(aux: str, sources_appendix: Path) -> list[str]:
     return [label for label in labels if f"\\ref{{{label}}}" not in listed]
 
 
+def float_list_out_of_order(aux: str, sources_appendix: Path) -> list[str]:
+    """Labels of the list of floats that come after a float of their kind numbered higher."""
+    numbers = dict(re.findall(r"\\newlabel\{((?:fig|tab):[^}]+)\}\{\{(\d+)\}", aux))
+    listed = re.findall(r"\\ref\{((?:fig|tab):[^}]+)\}", sources_appendix.read_text())
+    out, highest = [], {}
+    for label in listed:
+        kind, number = label[:3], int(numbers.get(label, 0))
+        if number < highest.get(kind, 0):
+            out.append(label)
+        highest[kind] = max(highest.get(kind, 0), number)
+    return out
+
+
 def unreferenced_floats(aux: str, sources: list[str]) -> list[str]:
     """Labels of figures and tables (from the .aux) that no \\ref of the sources names."""
     labels = re.findall(r"\\newlabel\{((?:fig|tab):[^}]+)\}", aux)
@@ -183,6 +196,10 @@ def assert_no_identifiers_and_every_float_cited(workdir: Path, text: str) -> Non
         assert not missing, f"floats never referenced in the text: {missing}"
         listed = unlisted_floats(aux.read_text(), (aux.parent / "generated" / "sources.tex"))
         assert not listed, f"floats the list of floats (Appendix: sources) leaves out: {listed}"
+        unordered = float_list_out_of_order(
+            aux.read_text(), aux.parent / "generated" / "sources.tex"
+        )
+        assert not unordered, f"floats listed after a higher-numbered one: {unordered}"
         two_ways = quantities_printed_two_ways(generated)
         assert not two_ways, f"one quantity printed with two values: {two_ways}"
         log = aux.with_suffix(".log")
@@ -308,6 +325,15 @@ def test_identifiers_and_caption_tails_are_caught():
     assert leaked_identifiers(provenance + "H    Every check\nin this build\n", []) == [
         "this build"
     ]
+
+
+def test_a_float_list_out_of_number_order_is_caught(tmp_path):
+    aux = "\\newlabel{fig:a}{{1}{2}}\\newlabel{fig:b}{{2}{3}}\\newlabel{tab:c}{{1}{3}}"
+    listed = tmp_path / "sources.tex"
+    listed.write_text("\\ref{fig:b} \\ref{tab:c} \\ref{fig:a}")
+    assert float_list_out_of_order(aux, listed) == ["fig:a"]
+    listed.write_text("\\ref{fig:a} \\ref{fig:b} \\ref{tab:c}")
+    assert float_list_out_of_order(aux, listed) == []
 
 
 def test_a_float_never_referenced_is_caught():

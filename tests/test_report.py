@@ -1142,9 +1142,10 @@ def test_gpu_rows_measured_elsewhere_name_their_source(tmp_path):
     config = {**CONFIG, "bench": {"devices": ["cpu"], "measured": ["benchmarks/gpu/NVIDIA_H200"]}}
     files = generate(results, config=config)
     assert "the GPU kernel rows from one run outside the main study" in files["threats"]
+    commit = pd.read_csv(measured).commit.iloc[0][:7]  # the committed rows' own commit
     assert (
         "The GPU measurements come from outside the main study: the project's GPU check measured"
-        " them on NVIDIA H200 (torch 2.11.0, Triton 3.6.0) at commit \\texttt{c698d93}"
+        f" them on NVIDIA H200 (torch 2.11.0, Triton 3.6.0) at commit \\texttt{{{commit}}}"
     ) in files["cost"]
     assert "No GPU benchmark is configured" not in files["cost"]
     # torch's device types as prose names them, wherever a device is printed
@@ -1288,6 +1289,15 @@ def test_cost_says_d6s_ratio_at_the_longest_length_and_the_crossing(tmp_path):
         " the Transformer's step is the faster one at every length timed from 256 to 512 tokens"
     ) in text
     assert "CPU measurements" not in text
+    for ratios, said in [
+        ({16: 0.8, 64: 0.5}, "the faster one at every length timed (16 and 64 tokens)"),
+        ({16: 2.0, 64: 0.5}, "the faster one only at the longest length timed"),
+    ]:
+        rows("cuda", "NVIDIA H200", ratios).to_csv(
+            results / "bench" / "train_step_lengths_cuda.csv", index=False
+        )
+        text = " ".join(generate(results)["cost"].split())
+        assert said in text and "from 64 to 64" not in text
 
 
 def wording_check(status: str, reason: str, op: str = "above") -> claim_facts.Check:

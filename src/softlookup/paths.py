@@ -16,4 +16,5 @@ SCHEMAS = ROOT / "workflow" / "schemas"
 CONFIG_SCHEMA = SCHEMAS / "config.schema.yaml"
 CLAIMS_SCHEMA = SCHEMAS / "claims.schema.yaml"
 TEMPLATES = ROOT / "paper" / "sections"
+PAPER_MAIN = ROOT / "paper" / "paper.tex"  # inputs the rendered sections, in order
 PUBLISHED = ROOT / "paper" / "published.yaml"  # what each claim's source published, for the paper

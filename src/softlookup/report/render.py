@@ -25,7 +25,7 @@ from markupsafe import Markup
 
 from ..claims.checks.common import format_number
 from ..evaluate.compare import p_text, stated_p
-from ..paths import TEMPLATES
+from ..paths import PAPER_MAIN, TEMPLATES
 from . import latex
 from .facts import SECTIONS, common
 from .labels import check_words, test_set_label, value_text
@@ -233,9 +233,29 @@ def write(
     configfiles: list[str],
     templates: Path = TEMPLATES,
 ) -> dict[str, str]:
-    """The facts of every section of `study`, rendered into out_dir (figures: the stems drawn)."""
+    """The facts of every section of `study`, rendered into out_dir (figures: the stems drawn);
+    rendered twice, so that the list of floats follows their numbers (the labels of the first
+    rendering, in the order the paper inputs its sections)."""
     sections = {name: facts_of(study) for name, facts_of in SECTIONS.items()}
-    return render(templates, sections, common(study, figures, configfiles), out_dir)
+    shared = common(study, figures, configfiles)
+    order = float_order(render(templates, sections, shared, out_dir))
+    rank = {label: i for i, label in enumerate(order)}
+    shared["figures"] = dict(
+        sorted(shared["figures"].items(), key=lambda item: rank.get(f"fig:{item[0]}", len(rank)))
+    )
+    sections["sources"]["tables"].sort(key=lambda row: rank.get(row["label"], len(rank)))
+    return render(templates, sections, shared, out_dir)
+
+
+def float_order(written: dict[str, str]) -> list[str]:
+    """Every figure and table label of the rendered sections in the order LaTeX numbers them:
+    the order in which the paper inputs its sections, then each section's own order."""
+    inputs = re.findall(r"\\input\{generated/([^}]+)\.tex\}", PAPER_MAIN.read_text())
+    return [
+        label
+        for name in inputs
+        for label in re.findall(r"\\label\{((?:fig|tab):[^}]+)\}", written.get(name, ""))
+    ]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -301,16 +301,18 @@ def paths_appendix(study: Study) -> dict:
 
 def legend_paths(study: Study) -> pd.DataFrame:
     """study_paths with each line's legend entry (`series`): the comparison as short_label gives
-    it and the build or reference as a reader names it (a bucket is the panel's to name)."""
+    it (`pair`) and the build or reference as a reader names it (a bucket is the panel's to
+    name)."""
     references = committed_references(study)
     paths = study_paths(study, references)
     where = figure_names(study, references)
     what = {name: short_label(study, name) for name in paths.comparison.unique()}
     return paths.assign(
+        pair=paths.comparison.map(what),
         series=[
             f"{what[c]} ({where.get(s, s)})"
             for c, s in zip(paths.comparison, paths.study, strict=True)
-        ]
+        ],
     )
 
 

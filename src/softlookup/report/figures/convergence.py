@@ -1,4 +1,5 @@
-"""Effect paths: each D claim's paired effect against the training budget, one panel per claim,
+"""Effect paths: each D claim's paired effect against the training budget, one panel per claim
+(per comparison where a claim has more lines than a panel keeps apart),
 this build's point beside the converged references' ladders (zero drawn; 95% intervals). The
 paths come from report.facts.convergence (this build's comparisons and the committed references
 of `convergence.references`), as the appendix's table does.
@@ -20,6 +21,7 @@ from . import cli, style
 METRIC_LABELS = {"bleu": "B - A (BLEU)", "chrf": "B - A (chrF)", "bleu_share": "B - A (share kept)"}
 METRIC_NUMBERS = {"bleu": numbers.bleu, "chrf": numbers.bleu, "bleu_share": numbers.share}
 PER_ROW = 2  # panels side by side: room for each panel's legend
+MAX_SERIES = 4  # lines a panel holds before its claim is split by comparison
 
 
 def drawn_claims(paths: pd.DataFrame) -> list[str]:
@@ -28,21 +30,34 @@ def drawn_claims(paths: pd.DataFrame) -> list[str]:
     return list(points[points > 1].index)
 
 
+def panels(paths: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(title, rows) per panel: one per drawn claim; a claim with more than MAX_SERIES lines gets
+    one panel per comparison, so that its dodged intervals stay apart."""
+    drawn = []
+    for claim in drawn_claims(paths):
+        rows = paths[paths.claim == claim]
+        buckets = set(rows.bucket) - {ALL}
+        title = f"{claim}, {buckets.pop()} words" if len(buckets) == 1 else claim
+        if rows.series.nunique() <= MAX_SERIES:
+            drawn.append((title, rows))
+        else:
+            drawn += [(f"{title}: {pair}", part) for pair, part in rows.groupby("pair", sort=False)]
+    return drawn
+
+
 def draw(paths: pd.DataFrame):
-    claims = drawn_claims(paths)
-    if not claims:
+    drawn = panels(paths)
+    if not drawn:
         fig, axes = style.subplots(1, height=1.4)
         style.note(axes[0], "no effect to draw: no claim's effect has two budget points")
         return fig
-    columns = min(len(claims), PER_ROW)
-    fig, parts = style.parts(
-        -(-len(claims) // columns), columns, height=2.5 * -(-len(claims) // columns)
-    )
-    for part, claim in zip(parts, claims, strict=False):  # a spare part stays empty
+    columns = min(len(drawn), PER_ROW)
+    rows_of_panels = -(-len(drawn) // columns)
+    fig, parts = style.parts(rows_of_panels, columns, height=2.5 * rows_of_panels)
+    for part, (title, rows) in zip(parts, drawn, strict=False):  # a spare part stays empty
         ax = part.subplots()
-        rows = paths[paths.claim == claim]
         styles = style.series_styles(rows.series)
-        names, order = sorted(styles), point_order(rows.epoch)  # this claim's budget points
+        names, order = sorted(styles), point_order(rows.epoch)  # this panel's budget points
         for name, line in rows.groupby("series"):
             x = style.dodged(line.epoch.map(order.index), names.index(name), len(names))
             line = line.assign(x=x, value=line.delta).sort_values("x")
@@ -58,8 +73,6 @@ def draw(paths: pd.DataFrame):
         ax.axhline(0, **style.REFERENCE_LINE)
         style.categories(ax, order)
         metric = rows.metric.iloc[0]
-        buckets = set(rows.bucket) - {ALL}
-        title = f"{claim}, {buckets.pop()} words" if len(buckets) == 1 else claim
         ax.set(
             title=title, xlabel="training budget (epochs)", ylabel=METRIC_LABELS.get(metric, metric)
         )
