@@ -248,6 +248,8 @@ def assert_paper_is_complete(workdir: Path) -> None:
     assert_no_identifiers_and_every_float_cited(workdir, text)
     unknown = abstract_not_from_facts(workdir)
     assert not unknown, f"the abstract prints numbers no fact gives: {unknown}"
+    counts = re.search(r"Of \d+ claims, [^.]*\.", flat)
+    assert counts and not re.search(r"\b0 [a-z]", counts[0]), f"a verdict counted 0: {counts}"
 
 
 needs_poppler = pytest.mark.skipif(

@@ -25,10 +25,12 @@ def abstract(study: Study) -> dict:
     """The verdict counts and the longer training's summary; the measurements the abstract
     states are the shared `quantities` (facts.quantities), the same numbers the sections print."""
     found = claims.claims(study)
+    counts = [(v, len(found.with_verdict(v))) for v in claims.VERDICTS]
     return {
-        "verdicts": {v: len(found.with_verdict(v)) for v in claims.VERDICTS},
+        "verdicts": [(verdict, count) for verdict, count in counts if count],  # none of 0
         "total": len(found),
         "design_tokens": cost.design_tokens(study),
+        "train_steps": cost.train_step_ratios(study),
         "convergence": convergence.section(study),
     }
 
