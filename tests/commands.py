@@ -3,10 +3,12 @@ itself, and the scripts of scripts/. Every test that reaches one of these (itsel
 `slow` by conftest.py, so the fast tier (`make test-fast`) never starts a process that runs for
 minutes."""
 
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from .project import ROOT
 
@@ -84,6 +86,16 @@ def script(name: str, *args: str, env: dict | None = None) -> subprocess.Complet
         timeout=600,
         check=False,
     )
+
+
+def load_script(name: str) -> ModuleType:
+    """scripts/<name>, a Python script, imported as a module in this process (no process
+    started: its functions are unit-tested in the fast tier)."""
+    path = ROOT / "scripts" / name
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def stand_in_venv(venv: Path) -> Path:

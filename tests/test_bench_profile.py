@@ -1,4 +1,4 @@
-"""The training-step profile (issue 50): every phase timed, the operators ranked by self time,
+"""The training-step profile (scripts/profile_training.py, issue 50): every phase timed, the operators ranked by self time,
 and the time no operator accounts for reported, for a GRU and a Transformer."""
 
 from __future__ import annotations
@@ -6,9 +6,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from softlookup.bench.profile_step import PHASES, profile_variant
-
+from .commands import load_script
 from .corpora import tiny_corpus
+
+profile_training = load_script("profile_training.py")
+PHASES, profile_variant = profile_training.PHASES, profile_training.profile_variant
 
 TINY = {
     "gru_additive": {"arch": "gru", "attention": "additive", "emb_dim": 16, "hidden_dim": 16},

@@ -328,6 +328,7 @@ def test_the_default_reads_the_committed_gpu_benchmarks(config):
     assert measured_bench(config) == [
         "benchmarks/gpu/NVIDIA_H200/attention_cuda.csv",
         "benchmarks/gpu/NVIDIA_H200/decode_cuda.csv",
+        "benchmarks/gpu/NVIDIA_H200/train_step_lengths_cuda.csv",  # D6's GPU rows
     ]
 
 

@@ -99,6 +99,8 @@ def unlisted_floats(aux: str, sources_appendix: Path) -> list[str]:
 
 def float_list_out_of_order(aux: str, sources_appendix: Path) -> list[str]:
     """Labels of the list of floats that come after a float of their kind numbered higher."""
+    if not sources_appendix.exists():
+        return []
     numbers = dict(re.findall(r"\\newlabel\{((?:fig|tab):[^}]+)\}\{\{(\d+)\}", aux))
     listed = re.findall(r"\\ref\{((?:fig|tab):[^}]+)\}", sources_appendix.read_text())
     out, highest = [], {}
@@ -248,8 +250,9 @@ def assert_paper_is_complete(workdir: Path) -> None:
     assert_no_identifiers_and_every_float_cited(workdir, text)
     unknown = abstract_not_from_facts(workdir)
     assert not unknown, f"the abstract prints numbers no fact gives: {unknown}"
-    counts = re.search(r"Of \d+ claims, [^.]*\.", flat)
-    assert counts and not re.search(r"\b0 [a-z]", counts[0]), f"a verdict counted 0: {counts}"
+    if (workdir / "results" / "paper" / "generated" / "abstract.tex").exists():
+        counts = re.search(r"Of \d+ claims, [^.]*\.", flat)
+        assert counts and not re.search(r"\b0 [a-z]", counts[0]), f"a verdict counted 0: {counts}"
 
 
 needs_poppler = pytest.mark.skipif(

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..paths import PAPER_MAIN
+
 HINT = (
     "latexmk not found: run `make tex` (TeX Live from apt-get), or install latexmk and"
     " texlive-latex-extra yourself"
@@ -78,6 +80,18 @@ def build(
 def log_text(build_dir: Path, main: str) -> str:
     path = build_dir / Path(main).with_suffix(".log")
     return path.read_text(errors="replace") if path.exists() else ""
+
+
+def float_order(written: dict[str, str], paper: Path = PAPER_MAIN) -> list[str]:
+    """Every figure and table label of the rendered sections `written` ({section: LaTeX}) in the
+    order LaTeX numbers them: the order in which `paper` inputs its sections, then each
+    section's own order."""
+    inputs = re.findall(r"\\input\{generated/([^}]+)\.tex\}", paper.read_text())
+    return [
+        label
+        for name in inputs
+        for label in re.findall(r"\\label\{((?:fig|tab):[^}]+)\}", written.get(name, ""))
+    ]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -25,8 +25,9 @@ from markupsafe import Markup
 
 from ..claims.checks.common import format_number
 from ..evaluate.compare import p_text, stated_p
-from ..paths import PAPER_MAIN, TEMPLATES
+from ..paths import TEMPLATES
 from . import latex
+from .build import float_order
 from .facts import SECTIONS, common
 from .labels import check_words, test_set_label, value_text
 from .latex import Tex
@@ -245,17 +246,6 @@ def write(
     )
     sections["sources"]["tables"].sort(key=lambda row: rank.get(row["label"], len(rank)))
     return render(templates, sections, shared, out_dir)
-
-
-def float_order(written: dict[str, str]) -> list[str]:
-    """Every figure and table label of the rendered sections in the order LaTeX numbers them:
-    the order in which the paper inputs its sections, then each section's own order."""
-    inputs = re.findall(r"\\input\{generated/([^}]+)\.tex\}", PAPER_MAIN.read_text())
-    return [
-        label
-        for name in inputs
-        for label in re.findall(r"\\label\{((?:fig|tab):[^}]+)\}", written.get(name, ""))
-    ]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,8 +1,10 @@
+#!/usr/bin/env python3
 """Where one CPU training step's time goes, per model family: the profile that chooses the next
-speed-up (issue 50).
+speed-up (issue 50). A script, not a module of the package: it reads the training code
+(softlookup.train) beside the benchmarks, which sit on one layer (ARCHITECTURE.md).
 
     # after `make paper` has prepared the corpus (results/data/<corpus>/)
-    python -m softlookup.bench.profile_step --out-dir benchmarks/cpu
+    .venv/bin/python scripts/profile_training.py --out-dir benchmarks/cpu
 
 For each variant (default: one of each family the default config trains), the model is built as
 `softlookup.train` builds it and takes `--steps` real AdamW steps on the first batches of its
@@ -28,12 +30,12 @@ import torch
 import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
-from ..data import bpe
-from ..models import PAD, build_model, parse_model_config
-from ..paths import CONFIG_DIR
-from ..train import TrainConfig, load_training_data, seed_everything
-from .timing import PROVENANCE_COLUMNS, csv_rows, provenance
-from .train_step import plan_of
+from softlookup.bench.timing import PROVENANCE_COLUMNS, csv_rows, provenance
+from softlookup.bench.train_step import plan_of
+from softlookup.data import bpe
+from softlookup.models import PAD, build_model, parse_model_config
+from softlookup.paths import CONFIG_DIR
+from softlookup.train import TrainConfig, load_training_data, seed_everything
 
 FAMILIES = ["gru_none", "gru_additive", "gru_dot", "sweep_transformer", "transformer"]
 PHASES = ["encode", "decode", "output", "loss", "backward", "clip", "optimizer"]
@@ -124,8 +126,12 @@ def profile_variant(entry: dict, data_dir: Path, steps: int, warmup: int, top: i
         for phase in PHASES
     ]
     # the profiler's own overhead inflates the op times a little; shares are what matter
-    ops = sorted(prof.key_averages(), key=lambda op: op.self_cpu_time_total, reverse=True)
-    op_ms = [(op.key, op.self_cpu_time_total / 1e3 / steps, op.count / steps) for op in ops]
+    self_us, calls = defaultdict(float), defaultdict(int)
+    for op in prof.key_averages():  # an operator may come once per thread (autograd's)
+        self_us[op.key] += op.self_cpu_time_total
+        calls[op.key] += op.count
+    ranked = sorted(self_us, key=self_us.get, reverse=True)
+    op_ms = [(key, self_us[key] / 1e3 / steps, calls[key] / steps) for key in ranked]
     total_op_ms = sum(ms for _, ms, _ in op_ms)
     rows = [
         {"variant": entry["variant"], "op": key, "self_ms_per_step": ms, "calls_per_step": calls}
@@ -146,7 +152,7 @@ def profile_variant(entry: dict, data_dir: Path, steps: int, warmup: int, top: i
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="python -m softlookup.bench.profile_step", description=__doc__.split("\n")[0]
+        prog="scripts/profile_training.py", description=__doc__.split("\n")[0]
     )
     p.add_argument("--configs", type=Path, nargs="+", default=[CONFIG_DIR / "config.yaml"])
     p.add_argument("--data-dir", type=Path, default=Path("results/data/multi30k-de-en"))
