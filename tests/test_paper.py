@@ -12,6 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from softlookup.report.labels import BACKENDS
+
 PLACEHOLDERS = ("not measured", "??", "Undefined")
 NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?")
 
@@ -185,6 +187,7 @@ def assert_no_identifiers_and_every_float_cited(workdir: Path, text: str) -> Non
     results = workdir / "results"
     identifiers = [p.name for p in (results / "runs").glob("*") if p.is_dir()]
     identifiers += [p.name for p in REFERENCES.glob("*_*") if p.is_dir()]
+    identifiers += [name for name in BACKENDS if "_" in name]  # torch_cudnn, not "torch cudnn"
     comparisons = results / "tables" / "comparisons.csv"
     if comparisons.exists():
         identifiers += sorted(set(pd.read_csv(comparisons)["comparison"].astype(str)))

@@ -29,7 +29,7 @@ from ..paths import TEMPLATES
 from . import latex
 from .build import float_order
 from .facts import SECTIONS, common
-from .labels import check_words, test_set_label, value_text
+from .labels import backend_label, check_words, test_set_label, value_text
 from .latex import Tex
 from .study import Study, load
 
@@ -188,6 +188,7 @@ FILTERS = {
     "setting": lambda value: latex.escape(value_text(value)),
     "tt": tt,
     "testset": lambda name: latex.escape(test_set_label(name)),
+    "backend": lambda name: latex.escape(backend_label(name)),
     "check_words": lambda label: latex.escape(check_words(label)),
     "path": path,
     "tagged": tagged,
