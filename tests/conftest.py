@@ -24,6 +24,9 @@ from . import corpora
 # before any module (the kernels, the benchmarks, the models) imports them.
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
+# `make test-fast` runs one pytest-xdist worker per core: one thread each, not two fighting
+if "PYTEST_XDIST_WORKER" in os.environ:
+    torch.set_num_threads(1)
 
 # what makes a test slow, by qualified name: the functions that start a process running for
 # minutes, read the full corpus mirror, or simulate for minutes
