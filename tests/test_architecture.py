@@ -96,6 +96,49 @@ def test_imports_are_found_relative_absolute_and_inside_functions(tmp_path):
     assert imported(source, root) == {"data", "models", "paths", "evaluate", "config"}
 
 
+# What several stages write and read, each defined in one module of the lowest layer: how a number
+# is written as text, the tidy tables' columns and values, the intervals' promised coverage
+ONE_PLACE = {
+    **dict.fromkeys(["format_number", "unsigned_zero", "p_text", "stated_p"], "formats.py"),
+    **dict.fromkeys(
+        [
+            "SETTING_COLUMNS",
+            "SCORE_FIELDS",
+            "SCORES_COLUMNS",
+            "COMPARISON_COLUMNS",
+            "SEED_VARIANCE_COLUMNS",
+            "FINAL",
+            "final_point",
+            "RANGES",
+        ],
+        "tables.py",
+    ),
+    "COVERAGE": "intervals.py",
+}
+
+
+def top_level_names(path: Path) -> set[str]:
+    """The functions, classes and variables `path` defines at its top level."""
+    names = set()
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(target.id for target in targets if isinstance(target, ast.Name))
+    return names
+
+
+def test_formats_and_table_schemas_are_defined_once_in_the_lowest_layer():
+    lowest = set(layers()[0])
+    defined = {name: [] for name in ONE_PLACE}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for name in top_level_names(path) & set(ONE_PLACE):
+            defined[name].append(path.relative_to(PACKAGE).as_posix())
+    assert defined == {name: [where] for name, where in ONE_PLACE.items()}
+    assert {where.removesuffix(".py") for where in ONE_PLACE.values()} <= lowest
+
+
 # --- ARCHITECTURE.md's other statements, where a reading of the sources can check them ----------
 
 

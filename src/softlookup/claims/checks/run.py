@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ...evaluate.score import COLUMNS as SCORES_COLUMNS
+from ...tables import SCORES_COLUMNS
 from ..spec import RunCheck
 from .common import Evidence, Outcome, judge_number, needs_device, pending
 from .comparison import comparison_rows, family
