@@ -257,6 +257,20 @@ def test_the_whole_test_set_bucket_is_named_only_in_buckets():
     assert not typed, f'"all" typed outside data/buckets.py (use buckets.ALL): {typed}'
 
 
+def test_run_names_are_parsed_only_in_rundir():
+    """A run is <variant>-s<seed>: only rundir.py (variant_of, split_run, RUN_SEED) takes one
+    apart; a "-s" split elsewhere disagrees with it on a name it does not expect."""
+    parsing = [
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).as_posix() != "rundir.py"
+        for line, value in string_constants(path)
+        if value == "-s" or re.search(r"-s\(|-s\\d", value)
+    ]
+    assert not parsing, f"run names parsed outside rundir.py (use variant_of, split_run): {parsing}"
+    assert any("-s(" in value for _, value in string_constants(PACKAGE / "rundir.py"))
+
+
 RULE = re.compile(
     r"^(?:rule (\w+):|use rule \w+ as (\w+) with:|\s+rule:\n\s+name:\n\s+f?\"(\S+)\")"
 )

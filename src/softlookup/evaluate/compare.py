@@ -62,7 +62,7 @@ from sacrebleu.metrics import BLEU, CHRF
 
 from .. import intervals
 from ..data.buckets import ALL, bucket_order, buckets_of
-from ..rundir import read_meta, read_run_config, run_status
+from ..rundir import read_meta, read_run_config, run_status, variant_of
 from ..tables import COMPARISON_COLUMNS, FINAL, RANGES, SEED_VARIANCE_COLUMNS
 from .paired import SeedScores, cell_comparisons, seed_scores, seed_sd
 
@@ -166,7 +166,7 @@ def variant_runs(runs_dir: Path, runs: list[str]) -> dict[str, dict[int, str]]:
         if run_status(runs_dir / run) != "ok":
             print(f"{run}: not ok (diverged); left out of comparisons")
             continue
-        variant = config.get("variant") or run.rsplit("-s", 1)[0]
+        variant = config.get("variant") or variant_of(run)
         found.setdefault(variant, {})[int(config["seed"])] = run
     return found
 
