@@ -215,15 +215,12 @@ def test_the_report_reads_files_only_through_study():
     assert file_reads(report / "study.py")  # the check sees a reader
 
 
-# "all" meaning something else than a whole test set, and modules still to take the label from
-# data/buckets.py
+# "all" meaning something else than a whole test set
 OTHER_ALLS = {
     "analysis/attention_maps.py": "the row counting every map's sentences",
     "bench/kernels.py": "a benchmark pass: forward and backward together",
     "bench/train_step.py": "the estimate's row summing every variant",
     "bench/summary.py": 'pandas\' dropna(how="all")',
-    "claims/checks/run.py": "TO DO (issue 49): buckets.ALL; claims/ is being rewritten",
-    "claims/spec.py": "TO DO (issue 49): buckets.ALL; claims/ is being rewritten",
 }
 
 
