@@ -855,6 +855,18 @@ def test_a_sweep_value_run_only_leaves_out_needs_no_comparison(config):
     )
 
 
+def test_a_sweep_value_without_its_comparison_fails_the_dry_run_in_one_line(tmp_path):
+    workdir = project_sources(tmp_path)
+    (workdir / "mine.yaml").write_text("sweeps: {heads: {values: [1, 4]}}\n")
+    result = snakemake(workdir, "--configfile", "config/test.yaml", "mine.yaml", "--dry-run")
+    assert result.returncode != 0
+    output = (result.stdout + result.stderr).splitlines()
+    assert [line for line in output if line.startswith("config: ")] == [output[-1]], output
+    assert output[-1].startswith("config: sweeps.heads: heads 4 (sweep_transformer.heads-4) ")
+    assert not [line for line in output if "WorkflowError" in line or 'File "' in line], output
+    assert not (workdir / "results").exists()
+
+
 def test_a_family_varying_both_sides_or_naming_no_sweep_is_no_sweep_family(config):
     check(config, SCHEMA)
     families = {"d3_scaled_vs_unscaled_dk{x}": "claim D3", "d1_{x}_vs_none": "claim D1"}
