@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from softlookup import tables
 from softlookup.evaluate import compare
 from softlookup.evaluate.paired import SeedScores
 
@@ -103,7 +104,7 @@ def write_seed_variance(results: Path, comparisons: dict) -> None:
             drawn = observed[:, None] + np.linspace(-0.5, 0.5, 10)
             cells[variant] = {("all", "bleu"): SeedScores(tuple(runs["seed"]), observed, drawn)}
         rows += compare.compare_point(pairs, family, test_set, "final", cells, test, 10)[1]
-    pd.DataFrame(rows, columns=compare.SEED_VARIANCE_COLUMNS).to_csv(
+    pd.DataFrame(rows, columns=tables.SEED_VARIANCE_COLUMNS).to_csv(
         results / "tables" / "seed_variance.csv", index=False
     )
 

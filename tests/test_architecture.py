@@ -96,6 +96,49 @@ def test_imports_are_found_relative_absolute_and_inside_functions(tmp_path):
     assert imported(source, root) == {"data", "models", "paths", "evaluate", "config"}
 
 
+# What several stages write and read, each defined in one module of the lowest layer: how a number
+# is written as text, the tidy tables' columns and values, the intervals' promised coverage
+ONE_PLACE = {
+    **dict.fromkeys(["format_number", "unsigned_zero", "p_text", "stated_p"], "formats.py"),
+    **dict.fromkeys(
+        [
+            "SETTING_COLUMNS",
+            "SCORE_FIELDS",
+            "SCORES_COLUMNS",
+            "COMPARISON_COLUMNS",
+            "SEED_VARIANCE_COLUMNS",
+            "FINAL",
+            "final_point",
+            "RANGES",
+        ],
+        "tables.py",
+    ),
+    "COVERAGE": "intervals.py",
+}
+
+
+def top_level_names(path: Path) -> set[str]:
+    """The functions, classes and variables `path` defines at its top level."""
+    names = set()
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(target.id for target in targets if isinstance(target, ast.Name))
+    return names
+
+
+def test_formats_and_table_schemas_are_defined_once_in_the_lowest_layer():
+    lowest = set(layers()[0])
+    defined = {name: [] for name in ONE_PLACE}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for name in top_level_names(path) & set(ONE_PLACE):
+            defined[name].append(path.relative_to(PACKAGE).as_posix())
+    assert defined == {name: [where] for name, where in ONE_PLACE.items()}
+    assert {where.removesuffix(".py") for where in ONE_PLACE.values()} <= lowest
+
+
 # --- ARCHITECTURE.md's other statements, where a reading of the sources can check them ----------
 
 
@@ -172,15 +215,12 @@ def test_the_report_reads_files_only_through_study():
     assert file_reads(report / "study.py")  # the check sees a reader
 
 
-# "all" meaning something else than a whole test set, and modules still to take the label from
-# data/buckets.py
+# "all" meaning something else than a whole test set
 OTHER_ALLS = {
     "analysis/attention_maps.py": "the row counting every map's sentences",
     "bench/kernels.py": "a benchmark pass: forward and backward together",
     "bench/train_step.py": "the estimate's row summing every variant",
     "bench/summary.py": 'pandas\' dropna(how="all")',
-    "claims/checks/run.py": "TO DO (issue 49): buckets.ALL; claims/ is being rewritten",
-    "claims/spec.py": "TO DO (issue 49): buckets.ALL; claims/ is being rewritten",
 }
 
 
@@ -212,6 +252,20 @@ def test_the_whole_test_set_bucket_is_named_only_in_buckets():
         if value == "all"
     ]
     assert not typed, f'"all" typed outside data/buckets.py (use buckets.ALL): {typed}'
+
+
+def test_run_names_are_parsed_only_in_rundir():
+    """A run is <variant>-s<seed>: only rundir.py (variant_of, split_run, RUN_SEED) takes one
+    apart; a "-s" split elsewhere disagrees with it on a name it does not expect."""
+    parsing = [
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).as_posix() != "rundir.py"
+        for line, value in string_constants(path)
+        if value == "-s" or re.search(r"-s\(|-s\\d", value)
+    ]
+    assert not parsing, f"run names parsed outside rundir.py (use variant_of, split_run): {parsing}"
+    assert any("-s(" in value for _, value in string_constants(PACKAGE / "rundir.py"))
 
 
 RULE = re.compile(

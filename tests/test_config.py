@@ -15,6 +15,7 @@ from snakemake.utils import update_config
 
 from softlookup.claims.references import (
     check_claim_names,
+    claimed_families,
     project_configs,
     undefined_claim_names,
 )
@@ -31,6 +32,7 @@ from softlookup.config import (
     measured_bench,
     read_config_file,
     select,
+    sweep_gaps,
 )
 
 from .commands import make, snakemake, stand_in_venv
@@ -785,6 +787,91 @@ def test_a_comparison_this_config_removes_or_does_not_train_is_no_error(config):
     check(config, SCHEMA)  # drops the removed comparison
     assert "d1_additive_vs_none" not in config["comparisons"]
     check_claim_names(config, ROOT / "config" / "claims.yaml")  # defined by config.yaml: pending
+
+
+# --- a sweep value without its paired comparison (issue 49) -------------------------------------
+
+CLAIMS = ROOT / "config" / "claims.yaml"
+D5 = "d5_heads{x}_vs_heads1"
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        (),
+        ("test.yaml",),
+        ("paper.yaml",),
+        ("long.yaml",),
+        ("converged.yaml", "converged_recurrent.yaml"),
+        ("converged.yaml", "converged_scale.yaml"),
+        ("converged.yaml", "converged_heads.yaml", "converged_heads_seeds.yaml"),
+    ],
+)
+def test_the_shipped_configs_pair_every_sweep_value_their_claims_need(files):
+    config = merged(*files)
+    check(config, SCHEMA)
+    assert D5 in claimed_families(CLAIMS)
+    assert sweep_gaps(config, claimed_families(CLAIMS)) == []
+    check_claim_names(config, CLAIMS)
+
+
+def test_a_new_sweep_value_without_its_familys_comparison_is_one_line():
+    """config.yaml's d5_* comparisons repeat the heads sweep's values: a value added to the sweep
+    alone would train and never be judged."""
+    config = merged()
+    config["sweeps"]["heads"]["values"].append(16)
+    check(config, SCHEMA)
+    with pytest.raises(ConfigError) as caught:
+        check_claim_names(config, CLAIMS)
+    message = str(caught.value)
+    assert len(message.splitlines()) == 1, message
+    assert message.startswith("config: sweeps.heads: heads 16 (sweep_transformer.heads-16) ")
+    assert f"claim D5's family {D5!r}" in message and "sweep_transformer.heads-1" in message
+    entry = (
+        "comparisons.d5_heads16_vs_heads1: {a: sweep_transformer.heads-1,"
+        " b: sweep_transformer.heads-16, test_set: test_2016_flickr}"
+    )
+    assert message.endswith(entry), message
+    # the entry it names is the repair
+    config["comparisons"]["d5_heads16_vs_heads1"] = {
+        "a": "sweep_transformer.heads-1",
+        "b": "sweep_transformer.heads-16",
+        "test_set": "test_2016_flickr",
+    }
+    check_claim_names(config, CLAIMS)
+
+
+def test_a_sweep_value_run_only_leaves_out_needs_no_comparison(config):
+    config["sweeps"]["heads"]["values"] = [1, 4]
+    config["run_only"] = ["sweep_transformer", "sweep_transformer.heads-1"]
+    check(config, SCHEMA)
+    assert sweep_gaps(config, {D5: "claim D5"}) == []
+    config["run_only"].append("sweep_transformer.heads-4")
+    (line,) = sweep_gaps(config, {D5: "claim D5"})
+    # test.yaml's d5_heads4_vs_heads1 pairs heads-1 with its base (2 heads): the name is taken
+    assert line.startswith("sweeps.heads: heads 4 (sweep_transformer.heads-4) trains but ")
+    assert line.endswith(
+        f"add a comparison named as {D5!r} pairing sweep_transformer.heads-1 with it"
+    )
+
+
+def test_a_sweep_value_without_its_comparison_fails_the_dry_run_in_one_line(tmp_path):
+    workdir = project_sources(tmp_path)
+    (workdir / "mine.yaml").write_text("sweeps: {heads: {values: [1, 4]}}\n")
+    result = snakemake(workdir, "--configfile", "config/test.yaml", "mine.yaml", "--dry-run")
+    assert result.returncode != 0
+    output = (result.stdout + result.stderr).splitlines()
+    assert [line for line in output if line.startswith("config: ")] == [output[-1]], output
+    assert output[-1].startswith("config: sweeps.heads: heads 4 (sweep_transformer.heads-4) ")
+    assert not [line for line in output if "WorkflowError" in line or 'File "' in line], output
+    assert not (workdir / "results").exists()
+
+
+def test_a_family_varying_both_sides_or_naming_no_sweep_is_no_sweep_family(config):
+    check(config, SCHEMA)
+    families = {"d3_scaled_vs_unscaled_dk{x}": "claim D3", "d1_{x}_vs_none": "claim D1"}
+    config["sweeps"]["dk_scale"]["grid"]["d_k"].append(256)
+    assert sweep_gaps(config, families) == []
 
 
 def test_a_misspelt_claim_fails_the_dry_run_before_any_job(tmp_path):

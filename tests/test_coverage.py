@@ -1,4 +1,4 @@
-"""The promise of the comparisons' 95% intervals (evaluate.compare.COVERAGE), kept: simulated
+"""The promise of the comparisons' 95% intervals (intervals.COVERAGE), kept: simulated
 studies from a known truth (evaluate.coverage) run through the code that writes comparisons.csv,
 every pair and every system of every scenario covering its true value 93-97% of the time at 2,
 3 and 5 seeds; and the test fails when a known fault is put back: the own-noise subtraction left
@@ -14,7 +14,7 @@ import pytest
 from softlookup import intervals
 from softlookup.evaluate import coverage as simulated
 from softlookup.evaluate import paired
-from softlookup.evaluate.compare import COVERAGE
+from softlookup.intervals import COVERAGE
 
 STUDIES = COVERAGE["studies"]
 # A simulated coverage is itself a binomial estimate: it is held to the band widened by

@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 from matplotlib.text import Text
 
-from softlookup.evaluate.compare import SEED_VARIANCE_COLUMNS
 from softlookup.report import labels, numbers
 from softlookup.report.facts import pooling
 from softlookup.report.figures import (
@@ -28,6 +27,7 @@ from softlookup.report.figures import (
     training,
 )
 from softlookup.report.study import load
+from softlookup.tables import SEED_VARIANCE_COLUMNS
 
 from .figure_data import ROOT, reference_results
 

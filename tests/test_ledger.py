@@ -27,11 +27,11 @@ from softlookup.claims.spec import (
     load_claims,
 )
 from softlookup.claims.verdicts import VERDICTS
-from softlookup.evaluate.compare import COLUMNS as COMPARISON_COLUMNS
-from softlookup.evaluate.compare import stated_p
+from softlookup.formats import stated_p
 from softlookup.intervals import critical, two_sided_p
 from softlookup.probes import PROBES, worked_examples
 from softlookup.report import wording
+from softlookup.tables import COMPARISON_COLUMNS
 
 Z95 = critical(math.inf)  # the normal rule: the fake comparisons' intervals
 
@@ -574,7 +574,7 @@ def study_comparisons(
 
 
 def study_scores(unmasked_loss=0.5) -> pd.DataFrame:
-    from softlookup.evaluate.score import COLUMNS
+    from softlookup.tables import SCORES_COLUMNS as COLUMNS
 
     runs = [
         ("gru_dot-s1", "gru_dot", 1200, 3.0),

@@ -17,13 +17,12 @@ import pytest
 from softlookup import intervals
 from softlookup.claims.checks import REASONS, STATUSES
 from softlookup.claims.verdicts import VERDICTS
-from softlookup.evaluate.compare import COLUMNS as COMPARISON_COLUMNS
-from softlookup.evaluate.compare import SEED_VARIANCE_COLUMNS
 from softlookup.report import build, families, labels, latex, render, wording
 from softlookup.report.facts import claims as claim_facts
 from softlookup.report.facts import pooling, sweeps
 from softlookup.report.figures import alignment, cost, probes, scores, style, training
 from softlookup.report.study import load
+from softlookup.tables import COMPARISON_COLUMNS, SEED_VARIANCE_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 BUCKETS = ["1-10", "11-15", "16-20", "21-30", "31-45", "46-60", ">60"]
@@ -298,7 +297,7 @@ BASE = {"gru_none": 10.0, "gru_additive": 20.0, "gru_dot": 21.0, "transformer": 
 
 
 def comparison(a: str, b: str, delta: float, low: float, high: float, **extra) -> dict:
-    """One comparisons.csv row with every column of evaluate.compare.COLUMNS: one seed, so no
+    """One comparisons.csv row with every column of tables.COMPARISON_COLUMNS: one seed, so no
     seed variance (se_seed empty, seed_df 0) and the sentence bootstrap's normal interval
     (df inf); se from the interval, each system's se_a = se_b = se / sqrt(2) unless given."""
     se = (high - low) / (2 * intervals.critical(math.inf))

@@ -11,8 +11,10 @@ import sacrebleu
 from softlookup.data.buckets import bucket_label, bucket_labels, bucket_order
 from softlookup.evaluate import compare as comparing
 from softlookup.evaluate.collect import collect, training_log
-from softlookup.evaluate.score import COLUMNS, final_point, score_test_set
+from softlookup.evaluate.score import score_test_set
 from softlookup.models.config import parse_model_config
+from softlookup.tables import COMPARISON_COLUMNS, SEED_VARIANCE_COLUMNS, final_point
+from softlookup.tables import SCORES_COLUMNS as COLUMNS
 
 SOURCES = ["ein kurzer satz"] * 30 + [" ".join(["wort"] * 25)] * 25
 REFERENCES = ["a man rides a red bike down the hill"] * 55
@@ -206,7 +208,7 @@ def test_a_paired_comparison_finds_the_better_system(tmp_path, capsys):
         resamples=200,
         seed=0,
     )
-    assert list(table.columns) == comparing.COLUMNS
+    assert list(table.columns) == COMPARISON_COLUMNS
     assert "gone: skipped, no trained runs of c" in capsys.readouterr().out
     rows = table.set_index(["comparison", "bucket", "metric"])
     better = rows.loc[("b_vs_a", "all", "bleu")]
@@ -307,9 +309,9 @@ def test_compare_command_line_writes_the_table(tmp_path):
         ]
     )
     table = pd.read_csv(out)
-    assert list(table.columns) == comparing.COLUMNS and table.empty  # b diverged: skipped
+    assert list(table.columns) == COMPARISON_COLUMNS and table.empty  # b diverged: skipped
     variances = pd.read_csv(tmp_path / "seed_variance.csv")
-    assert list(variances.columns) == comparing.SEED_VARIANCE_COLUMNS
+    assert list(variances.columns) == SEED_VARIANCE_COLUMNS
 
 
 PERFECT = ["a man rides a red bike down the hill"] * 55

@@ -143,6 +143,12 @@ def test_a_rerun_rebuilds_a_deleted_file_and_what_depends_on_it(finished_run, de
 def test_adding_a_sweep_value_adds_only_its_jobs(finished_run):
     config = yaml.safe_load((finished_run / "config" / "test.yaml").read_text())
     config["sweeps"] = {"heads": {"model": "sweep_transformer", "key": "heads", "values": [1, 4]}}
+    # and its paired test, which the claims check asks for (test.yaml's base has 2 heads)
+    heads = {"a": "sweep_transformer.heads-1", "test_set": "test_2016_flickr"}
+    config["comparisons"] = {
+        "d5_heads2_vs_heads1": {**heads, "b": "sweep_transformer"},
+        "d5_heads4_vs_heads1": {**heads, "b": "sweep_transformer.heads-4"},
+    }
     extended = finished_run / "config" / "extended.yaml"
     extended.write_text(yaml.safe_dump(config, sort_keys=False))  # as a user edits: same order
     result = snakemake(finished_run, "--configfile", str(extended), "--dry-run")

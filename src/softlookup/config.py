@@ -6,6 +6,9 @@ schema error in one line each (key and where it sits, before any schema text), t
 schema cannot: a corpus of sitting days (data.archive) is not joined, every sweep names a model
 of the config, every sweep point is a valid model config, every test set is a prepared split,
 every `run_only` pattern matches something. `variants(config)` lists the variants a config trains.
+`sweep_gaps(config, families)` (called with the claims' families of comparisons by
+claims/references.py, which the config cannot import) names each trained point of a sweep that a
+family pairs with one fixed variant but not this point: a sweep value without its paired test.
 
 A variant is a base model (`transformer`) or a sweep point of one. A sweep is either one key,
 `{model: m, key: heads, values: [1, 8]}`, or a grid, `{model: m, grid: {d_k: [16, 64],
@@ -35,6 +38,7 @@ import argparse
 import fnmatch
 import itertools
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,6 +238,18 @@ def all_variants(config: dict, schema: dict | None = None) -> dict[str, Variant]
     """
     bases = _base_models(config)
     found = {name: Variant(name, name, {}, cfg) for name, cfg in bases.items()}
+    for _, _, variant in swept_variants(config, schema):
+        if variant.sweep:  # else the base run itself
+            found.setdefault(variant.name, variant)
+    return found
+
+
+def swept_variants(config: dict, schema: dict | None = None) -> list[tuple[str, dict, Variant]]:
+    """(sweep, point, variant) of every point of every sweep, in the config's order: a point
+    equal to its base model is the base model's own Variant (no swept keys). With `schema`, each
+    point is checked as all_variants says."""
+    bases = _base_models(config)
+    found = []
     train_keys = set((schema or load_schema(CONFIG_SCHEMA))["$defs"]["train"]["properties"])
     parsed = {}
     if schema is not None:  # every base model as the model code sees it, sweeps or not
@@ -255,11 +271,81 @@ def all_variants(config: dict, schema: dict | None = None) -> dict[str, Variant]
                     f"sweeps.{sweep_name} point {point} of model {model!r}", settings, schema
                 )
             differs = _differences(point, parsed[model][0], base_train, train_keys)
-            if not differs:
-                continue  # the base run itself
+            if not differs:  # the base run itself
+                found.append((sweep_name, point, Variant(model, model, {}, bases[model])))
+                continue
             name = model + "".join(f".{key}-{value_name(value)}" for key, value in differs.items())
-            found.setdefault(name, Variant(name, model, differs, settings))
+            found.append((sweep_name, point, Variant(name, model, differs, settings)))
     return found
+
+
+def family_members(pattern: str, comparisons: dict) -> dict[str, dict]:
+    """The comparisons a family pattern (`d5_heads{x}_vs_heads1`) names: {x} stands for any text."""
+    family = re.compile(re.escape(pattern).replace(re.escape("{x}"), ".+"))
+    return {
+        name: pair
+        for name, pair in comparisons.items()
+        if isinstance(pair, dict) and family.fullmatch(name)
+    }
+
+
+def sweep_gaps(config: dict, families: dict[str, str]) -> list[str]:
+    """One line per point of a sweep that a family of comparisons leaves unpaired.
+
+    families: pattern -> who needs it ("claim D5"). A family whose comparisons all hold one
+    variant of a sweep (or its base model) on one side and points of that sweep (or its base) on
+    the other is that sweep's family: every point the config trains (run_only applied) that is
+    not the fixed variant must be in one of its comparisons, or a new value of the sweep trains
+    and no claim judges it. Comparisons naming variants this config does not define are left
+    aside (a merged config may move the base model onto a swept value)."""
+    comparisons = config.get("comparisons") or {}
+    trained = select(all_variants(config), config.get("run_only"))
+    points: dict[str, list[tuple[dict, Variant]]] = {}
+    for sweep, point, variant in swept_variants(config):
+        points.setdefault(sweep, []).append((point, variant))
+    lines = []
+    for pattern, who in families.items():
+        members = family_members(pattern, comparisons)
+        for fixed_side, other_side in (("a", "b"), ("b", "a")):
+            fixed = {pair.get(fixed_side) for pair in members.values()}
+            others = {pair.get(other_side) for pair in members.values()} & set(trained)
+            if len(fixed) != 1 or not others:
+                continue
+            (fixed_variant,) = fixed
+            for sweep, swept in points.items():
+                base = swept[0][1].base_model
+                family = {variant.name for _, variant in swept} | {base}
+                if fixed_variant not in family or not others <= family:
+                    continue
+                for point, variant in swept:
+                    if variant.name in others | {fixed_variant} or variant.name not in trained:
+                        continue
+                    lines.append(
+                        _unpaired(sweep, point, variant.name, pattern, who, members, fixed_side)
+                    )
+    return list(dict.fromkeys(lines))
+
+
+def _unpaired(
+    sweep: str, point: dict, variant: str, pattern: str, who: str, members: dict, side: str
+) -> str:
+    """The line of a sweep point without a comparison in its family, with the entry to add."""
+    pair = next(iter(members.values()))
+    other = "b" if side == "a" else "a"
+    value = "-".join(value_name(value) for value in point.values())
+    name = pattern.replace("{x}", value)
+    entry = {side: pair[side], other: variant, "test_set": pair.get("test_set")}
+    fields = ", ".join(f"{key}: {text}" for key, text in sorted(entry.items()) if text)
+    add = (
+        f"; add comparisons.{name}: {{{fields}}}"
+        if name not in members
+        else f"; add a comparison named as {pattern!r} pairing {pair[side]} with it"
+    )
+    values = ", ".join(f"{key} {value_name(v)}" for key, v in point.items())
+    return (
+        f"sweeps.{sweep}: {values} ({variant}) trains but no comparison of {who}'s family"
+        f" {pattern!r} pairs it with {pair[side]}{add}"
+    )
 
 
 def _check_point(where: str, settings: dict, schema: dict) -> None:

@@ -27,8 +27,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from ..formats import format_number
 from ..provenance import config_hash, environment
-from .checks import Evidence, Outcome, allowed_deviation, evaluate, format_number
+from .checks import Evidence, Outcome, allowed_deviation, evaluate
 from .multiplicity import adjust
 from .spec import GROUPS, Check, Claim, load_claims
 from .verdicts import counts, headline, largest_deviation, verdict

@@ -5,7 +5,9 @@ A name counts as defined when the merged config or any config of the project (th
 beside claims.yaml) defines it, or, for a probe, when the probes' registry (`PROBES`) holds it.
 So a comparison that this config removes (`comparisons: {d2_dot_vs_additive: null}`) or does not
 train is no error: its check stays pending in the ledger. A family `d3_scaled_vs_unscaled_dk{x}`
-is defined when some comparison matches it.
+is defined when some comparison matches it; and a family that pairs one variant with the points
+of a sweep must pair it with every point this config trains (config.sweep_gaps), so that a value
+added to the sweep gets its paired test, not only its runs.
 
     check_claim_names(config, "config/claims.yaml", files=[...])  # the Snakefile, after check
 """
@@ -16,7 +18,7 @@ import difflib
 import re
 from pathlib import Path
 
-from ..config import ConfigError, read_config_file
+from ..config import ConfigError, read_config_file, sweep_gaps
 from ..probes import PROBES
 from .spec import ComparisonCheck, NumericCheck, load_claims
 
@@ -87,6 +89,17 @@ def undefined_claim_names(claims_path: Path, configs: list[dict]) -> list[str]:
     return list(problems.values())
 
 
+def claimed_families(claims_path: Path) -> dict[str, str]:
+    """Every family pattern (`d5_heads{x}_vs_heads1`) a check of the claims names -> its claim."""
+    claims, _ = load_claims(claims_path)
+    return {
+        check.comparison: f"claim {claim.id}"
+        for claim in claims
+        for check in claim.checks
+        if "{x}" in (getattr(check, "comparison", None) or "")
+    }
+
+
 def project_configs(claims_path: Path) -> list[dict]:
     """Every config file beside the claims file (config/*.yaml but claims.yaml)."""
     folder = Path(claims_path).parent
@@ -101,5 +114,6 @@ def check_claim_names(config: dict, claims_path: Path, files: list[str] = ()) ->
     """Stop with one line per name of `claims_path` that no config defines (ConfigError)."""
     configs = [config, *project_configs(claims_path), *map(read_config_file, files)]
     problems = undefined_claim_names(Path(claims_path), configs)
+    problems += sweep_gaps(config, claimed_families(Path(claims_path)))
     if problems:
         raise ConfigError("\n".join(f"config: {line}" for line in problems))

@@ -45,6 +45,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from ..data.buckets import ALL
 from ..paths import CLAIMS_SCHEMA
 
 GROUPS = {"A": "worked arithmetic", "B": "statistical", "C": "counting", "D": "empirical"}
@@ -100,7 +101,7 @@ class ComparisonCheck(CheckBase):
     comparison: str = ""  # a name, or a family pattern with {x}
     metric: str = "bleu"
     test_set: str | None = None  # None: the comparison's own (its only) test set
-    bucket: str = "all"  # a label, or shortest / longest among those present
+    bucket: str = ALL  # a label, or shortest / longest among those present
     statistic: str = "delta"
     margin: float | None = None
     min_points: int = 2  # a family: distinct x values needed
@@ -306,7 +307,7 @@ def _checks(where: str, raw: dict) -> list[Check]:
                 comparison=raw["comparison"],
                 metric=raw["metric"],
                 test_set=raw.get("test_set"),
-                bucket=str(raw.get("bucket", "all")),
+                bucket=str(raw.get("bucket", ALL)),
                 statistic=raw.get("statistic", "delta"),
                 margin=raw.get("margin"),
                 min_points=raw.get("min_points", 2),

@@ -7,7 +7,7 @@
 
 Each run's settings come from its own files: config.json (what was asked) and meta.json (what
 happened), so a sweep is a group-by over columns, not a parse of run names.
-scores.csv: one row per run x test set x bucket x metric (columns: evaluate.score.COLUMNS), plus
+scores.csv: one row per run x test set x bucket x metric (columns: tables.SCORES_COLUMNS), plus
 rows of the pseudo test set "train" (bucket "all") holding the training record's scalars; column
 `epoch` is "final" for the run's model and k for the scores of its weights at budget point k
 (`--point-scores`, results/runs/<run>/ladder/scores.e<k>.<test set>.csv).
@@ -27,7 +27,7 @@ import pandas as pd
 from ..data.buckets import ALL
 from ..models.config import head_width
 from ..rundir import read_meta, read_run_config, run_settings
-from .score import COLUMNS, FINAL, SETTING_COLUMNS
+from ..tables import FINAL, SCORES_COLUMNS, SETTING_COLUMNS
 
 TRAINING_METRICS = [
     "train_tokens_per_s",
@@ -40,7 +40,7 @@ TRAINING_METRICS = [
 
 
 def setting_columns(run: str, config: dict, meta: dict) -> dict:
-    """The settings columns of one trained run (see evaluate.score.SETTING_COLUMNS)."""
+    """The settings columns of one trained run (see tables.SETTING_COLUMNS)."""
     settings = run_settings(run, config, meta)
     model = settings.model  # the settings it trained with, defaults filled in by train
     if model["arch"] == "gru":
@@ -133,7 +133,7 @@ def collect(
         )
         for run in runs
     ]
-    return pd.concat(tables, ignore_index=True).reindex(columns=COLUMNS)
+    return pd.concat(tables, ignore_index=True).reindex(columns=SCORES_COLUMNS)
 
 
 def training_log(runs: list[str], runs_dir: Path) -> pd.DataFrame:

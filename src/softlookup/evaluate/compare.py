@@ -26,8 +26,8 @@ independent parts (the arithmetic is softlookup.evaluate.paired's):
 without a seed part); the 95% interval is delta +- t(0.975, df) se, cut to the range a difference of the
 metric can take, and `p_value` the two-sided t p-value. `se_a`, `df_a`, `ci_low_a`, `ci_high_a`
 (and B's) are each system's own mean, built the same way from its own seeds and sentence draws,
-its interval cut to the metric's range (`RANGES`: a BLEU in [0, 100], a share at least 0): the
-one interval of a single system every table, check and sentence reads. `family` names the
+its interval cut to the metric's range (`tables.RANGES`: a BLEU in [0, 100], a share at least
+0): the one interval of a single system every table, check and sentence reads. `family` names the
 systems' family (architecture and training budget; two joined by ' + ' for a pair across them),
 `method` the seed rule the row took.
 
@@ -62,78 +62,9 @@ from sacrebleu.metrics import BLEU, CHRF
 
 from .. import intervals
 from ..data.buckets import ALL, bucket_order, buckets_of
-from ..rundir import read_meta, read_run_config, run_status
+from ..rundir import read_meta, read_run_config, run_status, variant_of
+from ..tables import COMPARISON_COLUMNS, FINAL, RANGES, SEED_VARIANCE_COLUMNS
 from .paired import SeedScores, cell_comparisons, seed_scores, seed_sd
-from .score import FINAL
-
-COLUMNS = [
-    "comparison",
-    "system_a",
-    "system_b",
-    "test_set",
-    "epoch",
-    "bucket",
-    "metric",
-    "mean_a",
-    "mean_b",
-    "delta",
-    "ci_low",
-    "ci_high",
-    "p_value",
-    "se",
-    "se_seed",
-    "se_sentence",
-    "df",
-    "seed_df",
-    "se_a",
-    "df_a",
-    "ci_low_a",
-    "ci_high_a",
-    "se_b",
-    "df_b",
-    "ci_low_b",
-    "ci_high_b",
-    "seed_deltas",
-    "seeds",
-    "n_sentences",
-    "family",
-    "method",
-]
-# The promise of the rows' 95% intervals, kept by tests/test_coverage.py and stated by the
-# paper's Statistics paragraph (report.facts.front.setup): of `studies` simulated studies from a
-# known truth per number of seeds in `seeds`, run through cell_comparisons, a share within `band`
-# covers the true value, for every pair and system of every scenario, up to `simulation_se`
-# binomial standard errors of the simulation's own; a variance pooled over variants of unequal
-# seed variance (the rule these intervals replaced) covers less than `replaced_below`.
-COVERAGE = {
-    "studies": 1000,
-    "seeds": (2, 3, 5),
-    "band": (0.93, 0.97),
-    "simulation_se": 2.6,
-    "replaced_below": 0.90,
-}
-SEED_VARIANCE_COLUMNS = [
-    "family",
-    "variant",
-    "test_set",
-    "epoch",
-    "bucket",
-    "metric",
-    "seeds",
-    "seed_sd",
-]
-
-
-def p_text(p_value: float) -> str:
-    """A p-value as a table cell gives it: '< 0.001' below a thousandth, else three decimals
-    (the p_value columns keep the exact value)."""
-    return "< 0.001" if p_value < 0.001 else f"{p_value:.3f}"
-
-
-def stated_p(p_value: float) -> str:
-    """A p-value as a sentence states it: 'p = 0.043', 'p < 0.001'."""
-    cell = p_text(p_value)
-    return f"p {cell}" if cell.startswith("<") else f"p = {cell}"
 
 
 @dataclass(frozen=True)
@@ -202,14 +133,6 @@ MEASURES = {
     "length_ratio": Measure(length_stats, share),
     "empty_share": Measure(empty_stats, share),
 }
-# The values each metric can take: a system's interval is cut to it, a difference's to +-its width.
-RANGES = {
-    "bleu": (0.0, 100.0),
-    "chrf": (0.0, 100.0),
-    "length_ratio": (0.0, math.inf),
-    "empty_share": (0.0, 1.0),
-    "bleu_share": (0.0, math.inf),
-}
 
 
 def difference_range(metric: str) -> tuple[float, float]:
@@ -243,7 +166,7 @@ def variant_runs(runs_dir: Path, runs: list[str]) -> dict[str, dict[int, str]]:
         if run_status(runs_dir / run) != "ok":
             print(f"{run}: not ok (diverged); left out of comparisons")
             continue
-        variant = config.get("variant") or run.rsplit("-s", 1)[0]
+        variant = config.get("variant") or variant_of(run)
         found.setdefault(variant, {})[int(config["seed"])] = run
     return found
 
@@ -492,7 +415,7 @@ def compare(
         ]
         variances += point_variances
     return (
-        pd.DataFrame(rows, columns=COLUMNS),
+        pd.DataFrame(rows, columns=COMPARISON_COLUMNS),
         pd.DataFrame(variances, columns=SEED_VARIANCE_COLUMNS),
     )
 

@@ -9,8 +9,9 @@ Scenarios: the variance structure the default study has (seed, sentence and seed
 noise) with equal seed SDs; one far larger (0.3 against 2.0); a variant with no variance at all
 (it outputs nothing: every score 0); a variant trained on other seeds (unpaired, Welch); and
 corpus BLEU from sacreBLEU's statistics of real sentences with the share of its short-input BLEU
-a system keeps on long inputs. The promise (COVERAGE) is kept by tests/test_coverage.py, which
-also puts known faults back and sees them fail; the paper prints this table's range.
+a system keeps on long inputs. The promise (intervals.COVERAGE) is kept by
+tests/test_coverage.py, which also puts known faults back and sees them fail; the paper prints
+this table's range.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ import numpy as np
 import pandas as pd
 from sacrebleu.metrics import BLEU
 
+from ..intervals import COVERAGE
 from . import paired
-from .compare import COVERAGE, MEASURES, draw_counts, in_range, share
+from .compare import MEASURES, draw_counts, in_range, share
 
 DRAWS, SENTENCES = 60, 80  # sentence draws a study, sentences a test set
 
@@ -182,7 +184,7 @@ def study(rng, scenario: Scenario, n_seeds: int, bank) -> dict[str, dict[str, pa
     return found
 
 
-RANGE_OF = {"mean": "bleu", "bleu": "bleu", "share": "bleu_share"}  # compare.RANGES' key
+RANGE_OF = {"mean": "bleu", "bleu": "bleu", "share": "bleu_share"}  # tables.RANGES' key
 
 
 def run_studies(scenario: Scenario, n_seeds: int, studies: int) -> dict[str, np.ndarray]:

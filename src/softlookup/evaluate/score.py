@@ -1,8 +1,9 @@
 """Score translations with sacrebleu: BLEU and chrF with signatures, per source-length bucket,
 with 95% bootstrap confidence intervals (sacrebleu's own resampling).
 
-Owns the columns of the tidy scores table (`COLUMNS`, written by evaluate/collect.py); the
-source-length bucket labels are data.buckets's.
+A run's scores.<test set>.csv has the columns `tables.SCORE_FIELDS` (the tidy scores table's are
+`tables.SCORES_COLUMNS`, written by evaluate/collect.py); the source-length bucket labels are
+data.buckets's.
 """
 
 from __future__ import annotations
@@ -15,49 +16,7 @@ import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF
 
 from ..data.buckets import ALL, buckets_of
-
-# results/tables/scores.csv: one row per run x test set x bucket x metric; every setting a column
-SETTING_COLUMNS = [
-    "run",
-    "variant",
-    "base_model",
-    "arch",
-    "attention",
-    "d_model",
-    "heads",
-    "d_k",
-    "scale",
-    "causal_mask",
-    "padding_mask",
-    "max_train_words",
-    "epochs",
-    "seed",
-    "parameters",
-    "status",
-]
-# one run's scores.<test_set>.csv (the run's columns are added by collect)
-SCORE_FIELDS = [
-    "test_set",
-    "bucket",
-    "metric",
-    "value",
-    "ci_low",
-    "ci_high",
-    "n_sentences",
-    "signature",
-]
-# epoch: the training-budget point the scores belong to ("final": the run's model; "k": its
-# weights after k epochs, see softlookup.train); readers of final results take epoch == FINAL
-COLUMNS = [*SETTING_COLUMNS, "epoch", *SCORE_FIELDS, "device", "train_seconds", "tokens_per_s"]
-FINAL = "final"
-
-
-def final_point(table):
-    """The rows of a scores or comparisons table that belong to the final models (a table from
-    before budget points, without an `epoch` column, holds only those)."""
-    if "epoch" not in table.columns:
-        return table
-    return table[table["epoch"].astype(str) == FINAL].reset_index(drop=True)
+from ..tables import SCORE_FIELDS
 
 
 def corpus_scores(hyps: list[str], refs: list[str], n_bootstrap: int) -> list[dict]:

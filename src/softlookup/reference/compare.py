@@ -39,8 +39,8 @@ from pathlib import Path
 import pandas as pd
 
 from .. import intervals
-from ..evaluate.score import final_point
 from ..rundir import variant_of
+from ..tables import final_point
 
 COLUMNS = ["section", "item", "reference", "current", "status", "tolerance"]
 STATUSES = ("same", "within tolerance", "moved", "changed", "missing", "new")

@@ -11,7 +11,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from ..claims.checks.common import unsigned_zero
+from ..formats import unsigned_zero
 
 # the template syntax of paper/sections/ (LaTeX-friendly Jinja delimiters): report.render and
 # report.wording read the same templates with it

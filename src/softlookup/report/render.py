@@ -23,8 +23,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from ..claims.checks.common import format_number
-from ..evaluate.compare import p_text, stated_p
+from ..formats import format_number, p_text, stated_p
 from ..paths import TEMPLATES
 from . import latex
 from .build import float_order
@@ -81,14 +80,14 @@ def device(name: object) -> Tex:
 
 
 def p_value(value: float) -> Tex:
-    """A table's p cell (compare.p_text: '$<$ 0.001', '0.043'); '--' when there is none."""
+    """A table's p cell (formats.p_text: '$<$ 0.001', '0.043'); '--' when there is none."""
     if latex.missing(value) or math.isnan(value):
         return Tex("--")
     return Tex(p_text(value).replace("<", "$<$"))
 
 
 def p_stated(value: float) -> Tex:
-    """The p-value as prose says it (compare.stated_p: 'p = 0.003', 'p $<$ 0.001')."""
+    """The p-value as prose says it (formats.stated_p: 'p = 0.003', 'p $<$ 0.001')."""
     if latex.missing(value) or math.isnan(value):
         return Tex("p = --")
     return Tex(stated_p(value).replace("<", "$<$"))

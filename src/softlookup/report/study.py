@@ -105,7 +105,7 @@ class Study:
     results: Path
     scores: pd.DataFrame
     comparisons: pd.DataFrame
-    seed_variance: pd.DataFrame  # evaluate.compare's SEED_VARIANCE_COLUMNS: each variant's seed SD
+    seed_variance: pd.DataFrame  # tables.SEED_VARIANCE_COLUMNS: each variant's seed SD
     coverage: pd.DataFrame  # evaluate.coverage: the intervals' simulated coverage
     threshold_history: pd.DataFrame  # reference.thresholds: when each threshold took its value
     claims: pd.DataFrame

@@ -5,7 +5,7 @@ claims.csv carry in their `text` column, worded by the same template the paper r
         --checks results/claims/checks.csv   # fills both files' `text` column in place
 
 The environment has report.render's delimiters and filter names, each writing plain text:
-numbers in a check's format, p-values as compare.stated_p states them, emphasis dropped.
+numbers in a check's format, p-values as formats.stated_p states them, emphasis dropped.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import jinja2
 import pandas as pd
 
 from ..atomic import atomic_file
-from ..evaluate.compare import stated_p
+from ..formats import stated_p
 from ..paths import TEMPLATES
 from .facts.claims import check_of, claim_of
 from .labels import check_words

@@ -22,7 +22,6 @@ from .common import (
     Outcome,
     Test,
     allowed_deviation,
-    format_number,
 )
 from .comparison import decide, evaluate_comparison, null_p
 from .probe import evaluate_probe
@@ -40,7 +39,6 @@ __all__ = [
     "crossing",
     "decide",
     "evaluate",
-    "format_number",
     "null_p",
 ]
 

@@ -9,14 +9,15 @@ from pathlib import Path
 
 import numpy as np
 
+from ...rundir import variant_of
 from ..spec import AnalysisCheck
 from .common import Evidence, Outcome, judge_number, pending
 from .comparison import comparison_rows
 
 
-def variant_of(path: Path) -> str:
-    """results/analysis/attention_<variant>-s<seed>.csv -> <variant>."""
-    return path.stem.removeprefix("attention_").rsplit("-s", 1)[0]
+def analysed_variant(path: Path) -> str:
+    """results/analysis/attention_<variant>-s<seed>.csv -> <variant> (rundir's parsing)."""
+    return variant_of(path.stem.removeprefix("attention_"))
 
 
 def evaluate_analysis(check: AnalysisCheck, evidence: Evidence) -> Outcome:
@@ -24,7 +25,7 @@ def evaluate_analysis(check: AnalysisCheck, evidence: Evidence) -> Outcome:
     if rows is None:
         return pending(why[0], output, **why[1])
     variant = rows[f"system_{check.side}"].iloc[0]
-    paths = sorted(path for path in evidence.analysis if variant_of(path) == variant)
+    paths = sorted(path for path in evidence.analysis if analysed_variant(path) == variant)
     output = " ".join(map(str, paths)) or f"results/analysis/attention_{variant}-s<seed>.csv"
     named = {
         "analysis": check.analysis,

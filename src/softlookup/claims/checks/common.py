@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...evaluate.score import final_point
+from ...tables import final_point
 
 ALPHA = 0.05  # every test at 5% (95% intervals), Holm-adjusted within a claim
 STATUSES = ("pass", "fail", "inconclusive", "pending", "report")
@@ -217,24 +217,6 @@ def numbers(column: pd.Series) -> pd.Series:
     """Cells as numbers: True/False (yes-no columns) as 1/0, anything unparsable as NaN."""
     as_numbers = column.map(lambda cell: BOOLEAN_CELLS.get(str(cell).lower(), cell))
     return pd.to_numeric(as_numbers, errors="coerce")
-
-
-def format_number(value: float | None, fmt: str) -> str:
-    """A number in a check's format ('' for none; inf and nan as Python writes them)."""
-    if value is None:
-        return ""
-    if math.isinf(value) or math.isnan(value):
-        return str(value)
-    return unsigned_zero(format(value, fmt))
-
-
-def unsigned_zero(text: str) -> str:
-    """A formatted number that rounds to zero without a minus sign: '-0.00' -> '0.00'."""
-    try:
-        zero = float(text.replace(",", "")) == 0
-    except ValueError:
-        return text
-    return text[1:] if zero and text.startswith("-") else text
 
 
 def allowed_deviation(check) -> float:

@@ -33,7 +33,7 @@ import pandas as pd
 
 from ... import intervals
 from ...data.buckets import ALL, bucket_order
-from ...evaluate.compare import COLUMNS as COMPARISON_COLUMNS
+from ...tables import COMPARISON_COLUMNS
 from ..spec import ClaimsFileError, ComparisonCheck
 from .common import ALPHA, Evidence, Outcome, Test, pending
 

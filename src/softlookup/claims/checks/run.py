@@ -9,7 +9,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ...evaluate.score import COLUMNS as SCORES_COLUMNS
+from ...data.buckets import ALL
+from ...tables import SCORES_COLUMNS
 from ..spec import RunCheck
 from .common import Evidence, Outcome, judge_number, needs_device, pending
 from .comparison import comparison_rows, family
@@ -37,7 +38,7 @@ def run_values(scores: pd.DataFrame, variant: str, name: str) -> pd.DataFrame:
     if name in rows.columns:
         values = rows.groupby("run")[name].first()
     else:
-        metric = rows[(rows.metric == name) & rows.bucket.isin(["all", ""])]
+        metric = rows[(rows.metric == name) & rows.bucket.isin([ALL, ""])]
         values = metric.groupby("run").value.first()
     values = pd.to_numeric(values, errors="coerce").dropna()
     devices = rows.groupby("run").device.first() if "device" in rows.columns else pd.Series()

@@ -11,8 +11,8 @@ from ...claims.checks import ALPHA
 from ...claims.spec import load_claims
 from ...config import convergence_references
 from ...data.buckets import ALL
-from ...evaluate.score import FINAL
 from ...paths import CLAIMS_FILE
+from ...tables import FINAL
 from ..families import FAMILIES, family_keys, other_keys
 from ..labels import corpus_label
 from ..study import Study

@@ -25,7 +25,7 @@ import yaml
 from ... import intervals
 from ...config import convergence_references
 from ...data.buckets import ALL
-from ...evaluate.score import FINAL
+from ...tables import FINAL
 from ..labels import base_labels, corpus_label, own_parts, variant_label, versus
 from ..latex import Tex, escape, tex
 from ..study import Reference, Study, read_reference

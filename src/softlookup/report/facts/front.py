@@ -7,7 +7,7 @@ import inspect
 
 from ...config import convergence_references
 from ...evaluate import translate
-from ...evaluate.compare import COVERAGE
+from ...intervals import COVERAGE
 from ..labels import base_labels, corpus_citation, corpus_label
 from ..study import Study
 from . import claims, convergence, cost, tables
@@ -215,7 +215,7 @@ def setup(study: Study) -> dict:
 
 
 def coverage(study: Study) -> dict:
-    """The intervals' promise (evaluate.compare.COVERAGE, kept by tests/test_coverage.py) and the
+    """The intervals' promise (intervals.COVERAGE, kept by tests/test_coverage.py) and the
     coverage this build measured (results/tables/coverage.csv): per number of seeds, the lowest
     and highest share covering the truth over every pair and system of every scenario."""
     table = study.coverage

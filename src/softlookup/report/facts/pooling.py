@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...data.buckets import ALL
-from ...evaluate.compare import SEED_VARIANCE_COLUMNS
+from ...tables import SEED_VARIANCE_COLUMNS
 from ..labels import run_family_label
 from ..study import Study
 from . import tables

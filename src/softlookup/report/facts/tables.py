@@ -13,8 +13,7 @@ import pandas as pd
 
 from ... import intervals
 from ...data.buckets import ALL
-from ...evaluate.compare import RANGES
-from ...evaluate.score import SETTING_COLUMNS, final_point
+from ...tables import RANGES, SETTING_COLUMNS, final_point
 from ..labels import base_labels, sweep_label, variant_label
 from ..study import Study
 
