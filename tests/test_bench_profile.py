@@ -37,10 +37,11 @@ def test_a_profile_times_every_phase_and_ranks_the_operators(data_dir, variant):
     phases, ops = profile_variant(entry, data_dir, steps=2, warmup=1, top=5)
     phases, ops = pd.DataFrame(phases), pd.DataFrame(ops)
     assert phases["phase"].tolist() == PHASES
-    assert (phases["ms_per_step"] > 0).all()  # the decoder's own time is left after the output's
+    assert (phases["ms_per_step"] > 0).all(), phases  # the decoder's own, after the output's
     assert phases["share"].sum() == pytest.approx(1.0)
     assert ops["op"].iloc[-1] == "unattributed" and len(ops) == 6
     ranked = ops["self_ms_per_step"].iloc[:-1]
-    assert ranked.is_monotonic_decreasing and (ranked > 0).all()
+    assert ranked.is_monotonic_decreasing and (ranked > 0).all(), ops
     assert ops.loc[ops["op"] == "aten::mm", "calls_per_step"].item() > 0
-    assert ops["share"].iloc[:-1].sum() <= 1.0
+    # the profiler's clock and the phases' are two clocks: a few percent apart on 2 tiny steps
+    assert ops["share"].iloc[:-1].sum() <= 1.1, ops
