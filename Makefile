@@ -50,7 +50,7 @@ test: setup tex
 # minutes is `slow` (tests/conftest.py) and left out. About 2.5 min of one core
 # (docs/measurements.md).
 test-fast: setup
-	$(VENV)/bin/pytest -q -m "not slow" -n 2 --dist loadfile $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -q -m "not slow" -n 2 --dist worksteal $(PYTEST_ARGS)
 
 test-slurm: setup tex
 	$(VENV)/bin/pytest -q -m slurm -rs $(PYTEST_ARGS)

@@ -196,9 +196,29 @@ FILTERS = {
 }
 
 
+class CompiledTemplates(jinja2.BytecodeCache):
+    """Each template compiled once a process (a paper renders every section twice; the tests
+    render hundreds of times): Jinja's bytecode cache, kept in memory. A bucket's checksum is of
+    its source, so an edited template is compiled again."""
+
+    def __init__(self) -> None:
+        self.code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.key in self.code:
+            bucket.bytecode_from_string(self.code[bucket.key])
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self.code[bucket.key] = bucket.bytecode_to_string()
+
+
+COMPILED = CompiledTemplates()
+
+
 def environment(templates: Path) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates),
+        bytecode_cache=COMPILED,
         **latex.TEMPLATE_SYNTAX,
         keep_trailing_newline=True,
         autoescape=True,  # every printed value goes through `finalize`, which escapes LaTeX
