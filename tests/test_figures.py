@@ -170,24 +170,31 @@ def test_a_crowded_claim_is_split_into_one_effect_panel_per_comparison(study):
     ]
 
 
-def test_every_labelled_x_position_has_data_and_a_panel_two(figure):
+def setting_axis(ax) -> str:
+    """The axis a panel's settings lie along: x, unless its rows are named on the y axis (words
+    at whole-number positions, the measured value along x; a unit such as "2 ms" is no name)."""
+    named = [t for t in ax.get_yticklabels() if t.get_text()]
+    words = [re.sub(r"\$[^$]*\$", "", t.get_text()) for t in named]
+    rows = all(float(t.get_position()[1]).is_integer() for t in named)
+    return "y" if rows and any(re.search(r"[A-Za-z]", text) for text in words) else "x"
+
+
+def test_every_labelled_setting_has_data_and_a_panel_two(figure):
     for ax in panels(figure):
         lines = series(ax)
         if not lines:
             continue  # a heatmap, or a panel that says it has no data
-        xs = sorted(
-            {
-                round(float(x)) if ax.get_xscale() == "linear" else float(x)
-                for line in lines
-                for x in line.get_xdata()
-            }
-        )
+        axis = setting_axis(ax)
+        data = (lambda line: line.get_xdata()) if axis == "x" else (lambda line: line.get_ydata())
+        linear = (ax.get_xscale() if axis == "x" else ax.get_yscale()) == "linear"
+        xs = sorted({round(float(x)) if linear else float(x) for line in lines for x in data(line)})
         assert len(xs) >= 2, ax.get_title()
-        low, high = sorted(ax.get_xlim())
+        low, high = sorted(ax.get_xlim() if axis == "x" else ax.get_ylim())
+        ticks = ax.get_xticklabels() if axis == "x" else ax.get_yticklabels()
         labelled = [
-            tick.get_position()[0]
-            for tick in ax.get_xticklabels()
-            if tick.get_text() and low <= tick.get_position()[0] <= high
+            tick.get_position()[0 if axis == "x" else 1]
+            for tick in ticks
+            if tick.get_text() and low <= tick.get_position()[0 if axis == "x" else 1] <= high
         ]
         for x in labelled:
             assert any(abs(x - seen) <= 0.5 or abs(x - seen) <= 0.01 * abs(x) for seen in xs), (

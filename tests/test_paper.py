@@ -107,7 +107,9 @@ def float_list_out_of_order(aux: str, sources_appendix: Path) -> list[str]:
     listed = re.findall(r"\\ref\{((?:fig|tab):[^}]+)\}", sources_appendix.read_text())
     out, highest = [], {}
     for label in listed:
-        kind, number = label[:3], int(numbers.get(label, 0))
+        if label not in numbers:  # drawn, not shown: listed last, without a number
+            continue
+        kind, number = label[:3], int(numbers[label])
         if number < highest.get(kind, 0):
             out.append(label)
         highest[kind] = max(highest.get(kind, 0), number)

@@ -20,6 +20,7 @@ from softlookup.claims.verdicts import VERDICTS
 from softlookup.report import build, families, labels, latex, render, wording
 from softlookup.report.facts import claims as claim_facts
 from softlookup.report.facts import pooling, sweeps
+from softlookup.report.facts import training as training_facts
 from softlookup.report.figures import alignment, cost, probes, scores, style, training
 from softlookup.report.study import load
 from softlookup.tables import COMPARISON_COLUMNS, SEED_VARIANCE_COLUMNS
@@ -933,25 +934,30 @@ def test_the_training_figure_has_a_panel_per_family(tmp_path):
     panels = {ax.get_title(): ax for ax in fig.axes if ax.get_visible()}
     assert set(panels) == {"base models", "heads: Transformer", "masks: Transformer"}
 
-    def legend(ax):  # each panel's legend sits under it, in the panel's own subfigure
-        return [t.get_text() for t in ax.figure.legends[0].get_texts()]
+    def rows(ax):  # a few epochs: one row per variant, named on the y axis
+        return [t.get_text() for t in ax.get_yticklabels()]
 
-    assert legend(panels["heads: Transformer"]) == ["base model", "1 head"]  # base in the title
-    legend = legend(panels["base models"])
-    assert "GRU, additive" in legend and "Transformer" in legend  # no shared base: full labels
+    assert rows(panels["heads: Transformer"]) == ["base model", "1 head"]  # base in the title
+    assert {"GRU, additive", "Transformer"} <= set(rows(panels["base models"]))  # full labels
+    legend = panels["base models"].figure.legends[0]  # under the panel, in its own subfigure
+    assert [t.get_text() for t in legend.get_texts()] == ["after epoch 1", "after epoch 2"]
 
 
-def test_training_lines_are_named_by_what_their_sweep_changes():
-    base, names = training.line_names(["T, 1 head", "T", "T, 8 heads"])
-    assert base == "T" and names == {
-        "T": "base model",
-        "T, 1 head": "1 head",
-        "T, 8 heads": "8 heads",
-    }
-    assert training.line_names(["GRU, additive", "GRU, additive, capped", "GRU, no attention"]) == (
-        "",
-        {n: n for n in ["GRU, additive", "GRU, additive, capped", "GRU, no attention"]},
-    )
+def test_a_longer_training_is_drawn_as_curves_named_by_what_they_change(tmp_path):
+    results = make_results(tmp_path, {**BASE, "transformer.heads-1": 24.0})
+    epochs = training_facts.FEW_EPOCHS + 2
+    for log in (results / "runs").glob("*/log.csv"):
+        loss = pd.read_csv(log)["train_loss"].iloc[-1]
+        pd.DataFrame(
+            {"epoch": range(1, epochs + 1), "train_loss": loss, "val_loss": loss + 0.5}
+        ).to_csv(log, index=False)
+    style.setup()
+    fig = training.training_figure(load(results))
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_visible()}
+    heads = panels["heads: Transformer"]
+    assert [len(line.get_xdata()) for line in heads.get_lines()] == [epochs, epochs]
+    assert [t.get_text() for t in heads.figure.legends[0].get_texts()] == ["base model", "1 head"]
+    assert heads.get_xlabel() == "epoch"
 
 
 def test_the_alignment_panels_share_the_first_panels_piece_labels(tmp_path):

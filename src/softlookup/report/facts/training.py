@@ -11,6 +11,10 @@ from ..labels import ARCHITECTURES, family_label
 from ..study import Study
 from . import sweeps, tables
 
+# A study whose longest run trained at most this many epochs is drawn as each variant's losses
+# after each epoch, one row a variant: a line of two or three points shows no curve.
+FEW_EPOCHS = 3
+
 
 def curves(study: Study) -> pd.DataFrame:
     """Long table: run, variant, label, epoch, split (train/valid), loss; runs without a log
@@ -79,6 +83,11 @@ def split(title: str, groups: list[tuple[str, list[str]]], most: int) -> list[tu
     return found
 
 
+def few_epochs(table: pd.DataFrame) -> bool:
+    """Whether the curves of `table` (see `curves`) are too short to draw as lines."""
+    return len(table) > 0 and table["epoch"].max() <= FEW_EPOCHS
+
+
 def still_improving(study: Study) -> list[str]:
     """Runs whose validation loss still fell at their last epoch (or that ran one epoch)."""
     table = curves(study)
@@ -107,6 +116,7 @@ def training(study: Study) -> dict:
         "logged": table["run"].nunique() if len(table) else 0,
         "runs": len(runs),
         "epochs": (epochs.min(), epochs.max()) if len(epochs) else None,
+        "few_epochs": few_epochs(table),
         "still_improving": still_improving(study),
         "diverged": diverged,
         "failed": failed[["run", "label", "status"]].to_dict("records"),
