@@ -15,6 +15,8 @@ import pytest
 from softlookup.report.labels import BACKENDS
 
 PLACEHOLDERS = ("not measured", "??", "Undefined")
+# "throughput,." : a list that lost its end (a "../" path is no doubling)
+DOUBLED_PUNCTUATION = re.compile(r"[,;:] ?(?:[,;]|\.(?!\.))")
 NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?")
 
 
@@ -242,6 +244,8 @@ def assert_paper_is_complete(workdir: Path) -> None:
     flat = " ".join(text.split())
     for bad in PLACEHOLDERS:
         assert bad not in flat, f"{bad!r} in the paper"
+    doubled = [flat[m.start() - 30 : m.end()] for m in DOUBLED_PUNCTUATION.finditer(flat)]
+    assert not doubled, f"punctuation doubled: {doubled}"
     assert "How the claims are judged" in flat and "Every check" in flat
     assert "Reproducibility" in flat
     claims = pd.read_csv(workdir / "results" / "claims" / "claims.csv")
@@ -278,6 +282,7 @@ def test_a_blank_page_and_a_placeholder_are_caught(tmp_path):
         r" \section*{Reproducibility} \section*{Every check}"
     )
     cases = [("", None), (r"\newpage\mbox{}", "blank"), ("not measured", "not")]
+    cases.append(("wall time and throughput,.", "punctuation doubled"))
     cases.append((None, "0.422 is not in the paper"))  # the ledger's headline left out
     for extra, problem in cases:
         tex = tmp_path / "paper" / "paper.tex"

@@ -940,7 +940,7 @@ def test_the_training_figure_has_a_panel_per_family(tmp_path):
     assert rows(panels["heads: Transformer"]) == ["base model", "1 head"]  # base in the title
     assert {"GRU, additive", "Transformer"} <= set(rows(panels["base models"]))  # full labels
     legend = panels["base models"].figure.legends[0]  # under the panel, in its own subfigure
-    assert [t.get_text() for t in legend.get_texts()] == ["after epoch 1", "after epoch 2"]
+    assert [t.get_text() for t in legend.get_texts()] == ["epoch 1", "epoch 2"]
 
 
 def test_a_longer_training_is_drawn_as_curves_named_by_what_they_change(tmp_path):

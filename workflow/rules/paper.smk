@@ -5,11 +5,19 @@
 import os
 
 PAPER_FIGURES = [*FIGURES, *PROBE_FIGURES]
+
+def config_path(path):
+    """A config file as the paper's rerun commands name it: relative to the working directory,
+    through its config/ folder where that is the same file (a run directory's config/ links to
+    the project's), so that a reader in a fresh clone can type it."""
+    local = Path("config") / Path(path).name
+    return str(local) if local.exists() and os.path.samefile(local, path) else os.path.relpath(path)
+
+
 # The config files given on the command line (the Snakefile's own config/config.yaml loads first
-# anyway), relative to the working directory: what the paper's rerun commands name.
+# anyway): what the paper's rerun commands name.
 PAPER_CONFIGFILES = [
-    os.path.relpath(path) for path in workflow.configfiles
-    if os.path.relpath(path) != "config/config.yaml"
+    config_path(path) for path in workflow.configfiles if config_path(path) != "config/config.yaml"
 ] or ["config/config.yaml"]
 # one generated part per template; `_*.tex` hold the macros the templates share
 PAPER_TEMPLATES = sorted(glob("paper/sections/*.tex"))

@@ -75,17 +75,17 @@ def epoch_rows(part, ax, shown, names: dict[str, str]) -> None:
     for label, losses in shown.groupby("label"):
         ax.plot(losses["loss"], [row[label]] * len(losses), **style.REFERENCE_LINE)
     epochs = sorted(shown["epoch"].unique())
-    styles = style.series_styles(f"after epoch {epoch}" for epoch in epochs)
+    styles = style.series_styles(f"epoch {epoch}" for epoch in epochs)
     for epoch in epochs:
         at = shown[shown["epoch"] == epoch]
-        name = f"after epoch {epoch}"
+        name = f"epoch {epoch}"
         look = {k: v for k, v in styles[name].items() if k != "linestyle"}
         ax.plot(at["loss"], at["label"].map(row), linestyle="none", label=name, **look)
     ax.set_yticks(range(len(order)), [names[label] for label in order])
     ax.set_ylim(len(order) - 0.5, -0.5)  # the first row at the top
     ax.margins(x=0.08)  # a marker at either end of the axis drawn whole
     ax.set_xlabel("validation loss (nats)")
-    style.legend_below(part, ax, ncol=min(len(epochs), 2))
+    style.legend_below(part, ax, ncol=len(epochs))  # at most FEW_EPOCHS short names: one row
 
 
 def main(argv: list[str] | None = None) -> None:
