@@ -4,6 +4,7 @@ are given, LaTeX that compiles for any set of runs and seeds."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -19,7 +20,7 @@ from softlookup.claims.checks import REASONS, STATUSES
 from softlookup.claims.verdicts import VERDICTS
 from softlookup.report import build, families, labels, latex, render, wording
 from softlookup.report.facts import claims as claim_facts
-from softlookup.report.facts import pooling, sweeps
+from softlookup.report.facts import pooling, sweeps, tables
 from softlookup.report.facts import training as training_facts
 from softlookup.report.figures import alignment, cost, probes, scores, style, training
 from softlookup.report.study import load
@@ -925,6 +926,17 @@ def test_the_sweep_figure_draws_a_line_per_series_at_each_value(tmp_path):
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "4", "8"]
     (bars,) = ax.containers  # one series: the data line of its error bars
     assert list(bars.lines[0].get_ydata()) == [24.0, 25.0, 24.5]  # heads 1, the base's 4, 8
+
+
+def test_a_study_works_out_a_table_once_and_hands_each_caller_its_own_copy(tmp_path):
+    study = load(make_results(tmp_path, BASE))
+    first = tables.runs(study)
+    first["label"] = "changed by its caller"
+    again = tables.runs(study)
+    assert "changed by its caller" not in set(again["label"])
+    assert len([key for key in study.memo if key[1] == "runs"]) == 1
+    replaced = dataclasses.replace(study, scores=study.scores.iloc[0:0])
+    assert not replaced.memo  # a study with other tables works everything out again
 
 
 def test_the_training_figure_has_a_panel_per_family(tmp_path):

@@ -8,6 +8,8 @@ placeholder. Nothing here writes LaTeX or draws.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -119,6 +121,23 @@ class Study:
     manifest: dict
     config: dict
     missing: dict[str, str]
+    # what per_study worked out from these tables, by function and arguments (none is changed
+    # once loaded; dataclasses.replace starts a new memo)
+    memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+
+def per_study(function):
+    """`function(study, *args)` worked out once a study: the sections of a paper ask for the same
+    tables many times (the runs table about forty). Each caller gets its own copy to change."""
+
+    @functools.wraps(function)
+    def once(study: Study, *args, **kwargs):
+        key = (function.__module__, function.__qualname__, args, tuple(sorted(kwargs.items())))
+        if key not in study.memo:
+            study.memo[key] = function(study, *args, **kwargs)
+        return copy.deepcopy(study.memo[key])
+
+    return once
 
 
 @dataclass

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ...claims.verdicts import VERDICTS
 from ..latex import Tex, escape, macro_name, missing
-from ..study import Study
+from ..study import Study, per_study
 from . import published
 
 __all__ = ["VERDICTS", "Check", "Claim", "Claims", "claims", "claim_of", "check_of"]
@@ -237,6 +237,7 @@ def claim_of(row, checks: list) -> Claim:
     )
 
 
+@per_study
 def claims(study: Study) -> Claims:
     """Every claim of the ledger, with its checks."""
     found = Claims()

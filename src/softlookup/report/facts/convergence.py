@@ -28,7 +28,7 @@ from ...data.buckets import ALL
 from ...tables import FINAL
 from ..labels import base_labels, corpus_label, own_parts, variant_label, versus
 from ..latex import Tex, escape, tex
-from ..study import Reference, Study, read_reference
+from ..study import Reference, Study, per_study, read_reference
 from . import claims, tables
 
 PATH_COLUMNS = [
@@ -277,6 +277,7 @@ def study_paths(study: Study, references: list[Reference]) -> pd.DataFrame:
     )
 
 
+@per_study
 def committed_references(study: Study) -> list[Reference]:
     return [read_reference(folder) for folder in convergence_references(study.config)]
 
@@ -355,6 +356,7 @@ def comparison_label(study: Study, name: str) -> Tex:
     return Tex(versus(tex(labels[pair["b"]]), tex(labels[pair["a"]])))
 
 
+@per_study
 def section(study: Study) -> dict:
     """The training-budget section: this build's budget, each committed reference (its commit,
     config, runs that hit their cap or were still improving), whether any D effect was drawn,
@@ -460,7 +462,7 @@ def reference_facts(ref: Reference) -> dict:
         "config": ref.config_name,
         "commit": ref.commit,
         "runs": len(runs),
-        "seed_aware": "se_seed" in ref.comparisons.columns,  # made after the t intervals
+        "judged_by": interval_rule(ref.comparisons),
         "corpus": ref.provenance.get("config", {}).get("data", {}).get("corpus", ""),
         "variants": runs.variant.nunique() if len(runs) else 0,
         "hit_cap": int(runs.hit_cap.sum()) if len(runs) else 0,
@@ -469,6 +471,16 @@ def reference_facts(ref: Reference) -> dict:
         if len(runs)
         else None,
     }
+
+
+def interval_rule(comparisons: pd.DataFrame) -> str:
+    """The rule a reference's intervals were made by, told by the columns it wrote: "own seeds"
+    (each comparison's own seeds, Section 3; it writes each system's interval, ci_low_a),
+    "pooled" (a seed variance pooled over the variants of a family: se_seed alone) or
+    "bootstrap" (over seeds and sentences, before either)."""
+    if "ci_low_a" in comparisons.columns:
+        return "own seeds"
+    return "pooled" if "se_seed" in comparisons.columns else "bootstrap"
 
 
 def seeds_together(parts: list[Reference], comparison: str) -> dict | None:

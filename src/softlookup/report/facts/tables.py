@@ -15,7 +15,7 @@ from ... import intervals
 from ...data.buckets import ALL
 from ...tables import RANGES, SETTING_COLUMNS, final_point
 from ..labels import base_labels, sweep_label, variant_label
-from ..study import Study
+from ..study import Study, per_study
 
 # the model and training settings a run differs by (the scores table's own columns)
 SETTINGS = SETTING_COLUMNS[SETTING_COLUMNS.index("arch") : SETTING_COLUMNS.index("epochs")]
@@ -138,6 +138,7 @@ def base_models(study: Study) -> dict[str, dict]:
     return models
 
 
+@per_study
 def runs(study: Study) -> pd.DataFrame:
     """One row per run: variant, label, base model, seed, status, sweep, settings, budget."""
     labels = base_labels(base_models(study))
@@ -182,6 +183,7 @@ def runs(study: Study) -> pd.DataFrame:
     return pd.DataFrame(rows) if rows else pd.DataFrame(columns=RUN_COLUMNS)
 
 
+@per_study
 def variants(study: Study, test_set: str | None = None) -> pd.DataFrame:
     """One row per variant: label, base model, sweep, settings, parameters, throughput and final
     training loss (seed means), statuses, seeds, and BLEU [interval] and chrF on `test_set`

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..families import FAMILIES, family_keys, other_keys
 from ..labels import ARCHITECTURES, family_label
-from ..study import Study
+from ..study import Study, per_study
 from . import sweeps, tables
 
 # A study whose longest run trained at most this many epochs is drawn as each variant's losses
@@ -16,6 +16,7 @@ from . import sweeps, tables
 FEW_EPOCHS = 3
 
 
+@per_study
 def curves(study: Study) -> pd.DataFrame:
     """Long table: run, variant, label, epoch, split (train/valid), loss; runs without a log
     are left out."""
