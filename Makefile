@@ -47,8 +47,8 @@ test: setup tex
 
 # The fast tier: the unit tests, on the committed fixture corpus (no mirror, no TeX); every test
 # that starts Snakemake, make, latexmk, pytest or a script, reads the full mirror or simulates for
-# minutes is `slow` (tests/conftest.py) and left out. About 2.5 min of one core
-# (docs/measurements.md).
+# minutes is `slow` (tests/conftest.py) and left out. Two workers, each taking the next test
+# when it is free: about 1-1.5 min on 2 cores (docs/measurements.md).
 test-fast: setup
 	$(VENV)/bin/pytest -q -m "not slow" -n 2 --dist worksteal $(PYTEST_ARGS)
 
