@@ -597,6 +597,24 @@ def test_a_diverged_run_is_said_in_words(tmp_path):
     assert said in files["threats"]
 
 
+@pytest.mark.parametrize(("delta", "said"), [(-4.3, "on average it trailed"), (1.2, "it led")])
+def test_the_discussion_says_which_way_the_dot_score_went(tmp_path, delta, said):
+    from softlookup.report.facts import back, common
+
+    study = load(make_results(tmp_path, BASE))
+    facts = back.discussion(study)
+    row = {"delta": delta, "ci_low": delta - 1.0, "ci_high": delta + 1.0, "p_value": 0.04}
+    facts["surprises"] |= {"dot_vs_additive": row, "scaled_vs_dot": row}
+    text = " ".join(
+        render.environment(ROOT / "paper" / "sections")
+        .get_template("discussion.tex")
+        .render(**common(study, [], []), **facts)
+        .split()
+    )
+    assert said in text
+    assert ("Luong et al. found the opposite order" in text) is (delta < 0)
+
+
 def test_a_pending_claim_says_why_once(tmp_path):
     results = make_results(tmp_path, BASE)
     set_claim(results, "D1", "pending", "pending", "not_run", value="", ci_low="", ci_high="")
