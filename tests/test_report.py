@@ -613,6 +613,7 @@ def test_the_discussion_says_which_way_the_dot_score_went(tmp_path, delta, said)
     )
     assert said in text
     assert ("Luong et al. found the opposite order" in text) is (delta < 0)
+    assert not re.search(r"dot score changed BLEU by [^:;]*\] BLEU", text)  # the unit once
 
 
 def test_a_pending_claim_says_why_once(tmp_path):
