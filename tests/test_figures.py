@@ -184,18 +184,22 @@ def test_every_labelled_setting_has_data_and_a_panel_two(figure):
         lines = series(ax)
         if not lines:
             continue  # a heatmap, or a panel that says it has no data
-        axis = setting_axis(ax)
-        data = (lambda line: line.get_xdata()) if axis == "x" else (lambda line: line.get_ydata())
-        linear = (ax.get_xscale() if axis == "x" else ax.get_yscale()) == "linear"
-        xs = sorted({round(float(x)) if linear else float(x) for line in lines for x in data(line)})
+        along = 0 if setting_axis(ax) == "x" else 1  # index into (x, y)
+        axis = (ax.xaxis, ax.yaxis)[along]
+        linear = axis.get_scale() == "linear"
+        xs = sorted(
+            {
+                round(float(x)) if linear else float(x)
+                for line in lines
+                for x in line.get_data()[along]
+            }
+        )
         assert len(xs) >= 2, ax.get_title()
-        low, high = sorted(ax.get_xlim() if axis == "x" else ax.get_ylim())
-        ticks = ax.get_xticklabels() if axis == "x" else ax.get_yticklabels()
-        labelled = [
-            tick.get_position()[0 if axis == "x" else 1]
-            for tick in ticks
-            if tick.get_text() and low <= tick.get_position()[0 if axis == "x" else 1] <= high
+        low, high = sorted(axis.get_view_interval())
+        positions = [
+            tick.get_position()[along] for tick in axis.get_ticklabels() if tick.get_text()
         ]
+        labelled = [x for x in positions if low <= x <= high]
         for x in labelled:
             assert any(abs(x - seen) <= 0.5 or abs(x - seen) <= 0.01 * abs(x) for seen in xs), (
                 ax.get_title(),
