@@ -15,20 +15,28 @@ padded tokens each), one thread, after `--warmup` untimed steps. Two tables:
   projection over the vocabulary, loss, backward, gradient clipping, optimizer) and its share;
 - `profile_ops.csv`: the torch operators by self CPU time a step (torch.profiler), the top
   `--top` per variant, their calls a step, and `unattributed`: the step's wall time no operator
-  accounts for (Python, autograd bookkeeping and dispatch).
+  accounts for (Python, autograd bookkeeping and dispatch);
+- `profile_flops.csv`: the arithmetic floor. The floating-point operations of one step's matrix
+  products (torch.utils.flop_counter: mm, addmm, bmm and attention, forward and backward), the
+  rate they ran at, and the best one-thread rate of a large fp32 matrix product measured in the
+  same process: `floor_ms` is the step done at that rate, the time no change that keeps the
+  model's arithmetic can go under.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from collections import defaultdict
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
+from torch.utils.flop_counter import FlopCounterMode
 
 from softlookup.bench.timing import PROVENANCE_COLUMNS, csv_rows, provenance
 from softlookup.bench.train_step import plan_of
@@ -41,6 +49,10 @@ FAMILIES = ["gru_none", "gru_additive", "gru_dot", "sweep_transformer", "transfo
 PHASES = ["encode", "decode", "output", "loss", "backward", "clip", "optimizer"]
 PHASE_COLUMNS = [*PROVENANCE_COLUMNS, "variant", "phase", "ms_per_step", "share", "steps"]
 OP_COLUMNS = [*PROVENANCE_COLUMNS, "variant", "op", "self_ms_per_step", "share", "calls_per_step"]
+FLOP_COLUMNS = [
+    *PROVENANCE_COLUMNS,
+    *["variant", "gflop_per_step", "step_ms", "gflops", "peak_gflops", "floor_ms", "floor_share"],
+]
 
 
 class PhaseClock:
@@ -90,8 +102,37 @@ def training_step(model, optimizer, batch, clip_norm: float, label_smoothing: fl
         optimizer.step()
 
 
+def matmul_peak_gflops(size: int = 1024, repeats: int = 5) -> float:
+    """The best rate (GFLOP/s) of one (size, size) x (size, size) fp32 product over `repeats`: what
+    this thread's matrix arithmetic reaches at its most efficient shape."""
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    best = math.inf
+    for _ in range(repeats):
+        started = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - started)
+    return 2 * size**3 / best / 1e9
+
+
+def arithmetic_floor(step, step_ms: float, variant: str) -> dict:
+    """The flop row of one variant: `step()` runs one training step under the flop counter."""
+    with FlopCounterMode(display=False) as counter:
+        step()
+    gflop = counter.get_total_flops() / 1e9
+    peak = matmul_peak_gflops()
+    return {
+        "variant": variant,
+        "gflop_per_step": gflop,
+        "step_ms": step_ms,
+        "gflops": gflop / (step_ms / 1e3),
+        "peak_gflops": peak,
+        "floor_ms": 1e3 * gflop / peak,
+        "floor_share": gflop / peak / (step_ms / 1e3),
+    }
+
+
 def profile_variant(entry: dict, data_dir: Path, steps: int, warmup: int, top: int):
-    """(phase rows, op rows) of one plan entry."""
+    """(phase rows, op rows, flop row) of one plan entry."""
     cfg = TrainConfig.from_dict(entry["train"])
     seed_everything(1)
     sp = bpe.load(data_dir / "spm.model")
@@ -147,7 +188,8 @@ def profile_variant(entry: dict, data_dir: Path, steps: int, warmup: int, top: i
     )
     for row in rows:
         row["share"] = row["self_ms_per_step"] / wall_ms
-    return phases, rows
+    one_step = partial(training_step, model, optimizer, batches[-1], *settings, PhaseClock())
+    return phases, rows, arithmetic_floor(one_step, wall_ms, entry["variant"])
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -180,19 +222,21 @@ def main(argv: list[str] | None = None) -> None:
     with (
         csv_rows(args.out_dir / "profile_phases.csv", PHASE_COLUMNS) as write_phase,
         csv_rows(args.out_dir / "profile_ops.csv", OP_COLUMNS) as write_op,
+        csv_rows(args.out_dir / "profile_flops.csv", FLOP_COLUMNS) as write_flops,
     ):
         for name in args.variants:
-            phases, ops = profile_variant(
+            phases, ops, flops = profile_variant(
                 plan[name], args.data_dir, args.steps, args.warmup, args.top
             )
             for row in phases:
                 write_phase({**base, **row})
             for row in ops:
                 write_op({**base, **row})
+            write_flops({**base, **flops})
             print(
                 f"{name:20s} "
                 + " ".join(f"{r['phase']} {r['ms_per_step']:.1f}" for r in phases)
-                + " ms/step"
+                + f" ms/step; floor {flops['floor_ms']:.1f} ms ({flops['floor_share']:.0%})"
             )
 
 

@@ -1,10 +1,12 @@
 """The training-step profile (scripts/profile_training.py, issue 50): every phase timed, the operators ranked by self time,
-and the time no operator accounts for reported, for a GRU and a Transformer."""
+the time no operator accounts for reported, and the step's matrix arithmetic counted against the
+thread's best matrix-product rate, for a GRU and a Transformer."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
+import torch
 
 from .commands import load_script
 from .corpora import tiny_corpus
@@ -34,7 +36,7 @@ def data_dir(tmp_path_factory):
 @pytest.mark.parametrize("variant", sorted(TINY))
 def test_a_profile_times_every_phase_and_ranks_the_operators(data_dir, variant):
     entry = {"variant": variant, "model": TINY[variant], "train": {"max_tokens": 128}}
-    phases, ops = profile_variant(entry, data_dir, steps=2, warmup=1, top=5)
+    phases, ops, flops = profile_variant(entry, data_dir, steps=2, warmup=1, top=5)
     phases, ops = pd.DataFrame(phases), pd.DataFrame(ops)
     assert phases["phase"].tolist() == PHASES
     assert (phases["ms_per_step"] > 0).all(), phases  # the decoder's own, after the output's
@@ -45,3 +47,18 @@ def test_a_profile_times_every_phase_and_ranks_the_operators(data_dir, variant):
     assert ops.loc[ops["op"] == "aten::mm", "calls_per_step"].item() > 0
     # the profiler's clock and the phases' are two clocks: a few percent apart on 2 tiny steps
     assert ops["share"].iloc[:-1].sum() <= 1.1, ops
+    # the floor: the step's products at the best rate; tiny shapes run far below it
+    assert flops["gflop_per_step"] > 0 and flops["peak_gflops"] > 0, flops
+    assert flops["floor_ms"] == pytest.approx(1e3 * flops["gflop_per_step"] / flops["peak_gflops"])
+    assert 0 < flops["floor_share"] < 1 and flops["floor_ms"] < flops["step_ms"], flops
+
+
+def test_the_flop_count_is_the_products_arithmetic():
+    """One (m,k) x (k,n) product forward and backward: 2mkn, then 2 x 2mkn for both gradients."""
+    m, k, n = 8, 16, 4
+    a = torch.randn(m, k, requires_grad=True)
+    b = torch.randn(k, n, requires_grad=True)
+    row = profile_training.arithmetic_floor(
+        lambda: (a @ b).sum().backward(), step_ms=1.0, variant="mm"
+    )
+    assert row["gflop_per_step"] * 1e9 == 3 * 2 * m * k * n
