@@ -9,7 +9,7 @@ speed-up (issue 50). A script, not a module of the package: it reads the trainin
 For each variant (default: one of each family the default config trains), the model is built as
 `softlookup.train` builds it and takes `--steps` real AdamW steps on the first batches of its
 first epoch (the workflow's length-sorted batches of the prepared train split, `train.max_tokens`
-padded tokens each), one thread, after `--warmup` untimed steps. Two tables:
+padded tokens each), one thread, after `--warmup` untimed steps. Three tables:
 
 - `profile_phases.csv`: wall ms a step in each phase (encoder, decoder up to the readouts, output
   projection over the vocabulary, loss, backward, gradient clipping, optimizer) and its share;
