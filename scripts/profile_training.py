@@ -18,7 +18,7 @@ padded tokens each), one thread, after `--warmup` untimed steps. Three tables:
   accounts for (Python, autograd bookkeeping and dispatch);
 - `profile_flops.csv`: the arithmetic floor. The floating-point operations of one step's matrix
   products (torch.utils.flop_counter: mm, addmm, bmm and attention, forward and backward), the
-  rate they ran at, and the best one-thread rate of a large fp32 matrix product measured in the
+  rate they ran at, and the one-thread rate of a large fp32 matrix product (its fast end) in the
   same process: `floor_ms` is the step done at that rate, the time no change that keeps the
   model's arithmetic can go under.
 """
@@ -26,7 +26,6 @@ padded tokens each), one thread, after `--warmup` untimed steps. Three tables:
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from collections import defaultdict
 from contextlib import contextmanager
@@ -38,7 +37,7 @@ import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
-from softlookup.bench.timing import PROVENANCE_COLUMNS, csv_rows, provenance
+from softlookup.bench.timing import PROVENANCE_COLUMNS, csv_rows, provenance, time_samples
 from softlookup.bench.train_step import plan_of
 from softlookup.data import bpe
 from softlookup.models import PAD, build_model, parse_model_config
@@ -102,16 +101,13 @@ def training_step(model, optimizer, batch, clip_norm: float, label_smoothing: fl
         optimizer.step()
 
 
-def matmul_peak_gflops(size: int = 1024, repeats: int = 5) -> float:
-    """The best rate (GFLOP/s) of one (size, size) x (size, size) fp32 product over `repeats`: what
-    this thread's matrix arithmetic reaches at its most efficient shape."""
+def matmul_peak_gflops(size: int = 1024, samples: int = 5) -> float:
+    """The rate (GFLOP/s) of one (size, size) x (size, size) fp32 product at its fast end (the
+    20th percentile of `samples` timings, bench.timing): what this thread's matrix arithmetic
+    reaches at its most efficient shape."""
     a, b = torch.randn(size, size), torch.randn(size, size)
-    best = math.inf
-    for _ in range(repeats):
-        started = time.perf_counter()
-        torch.mm(a, b)
-        best = min(best, time.perf_counter() - started)
-    return 2 * size**3 / best / 1e9
+    timing = time_samples(lambda: torch.mm(a, b), torch.device("cpu"), samples)
+    return 2 * size**3 / (timing["time_p20_ms"] / 1e3) / 1e9
 
 
 def arithmetic_floor(step, step_ms: float, variant: str) -> dict:
