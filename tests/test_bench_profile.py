@@ -36,12 +36,13 @@ def data_dir(tmp_path_factory):
 @pytest.mark.parametrize("variant", sorted(TINY))
 def test_a_profile_times_every_phase_and_ranks_the_operators(data_dir, variant):
     entry = {"variant": variant, "model": TINY[variant], "train": {"max_tokens": 128}}
-    phases, ops, flops = profile_variant(entry, data_dir, steps=2, warmup=1, top=5)
+    # every operator kept: which ones make a top 5 depends on the host's load
+    phases, ops, flops = profile_variant(entry, data_dir, steps=2, warmup=1, top=1000)
     phases, ops = pd.DataFrame(phases), pd.DataFrame(ops)
     assert phases["phase"].tolist() == PHASES
     assert (phases["ms_per_step"] > 0).all(), phases  # the decoder's own, after the output's
     assert phases["share"].sum() == pytest.approx(1.0)
-    assert ops["op"].iloc[-1] == "unattributed" and len(ops) == 6
+    assert ops["op"].iloc[-1] == "unattributed" and ops["op"].is_unique
     ranked = ops["self_ms_per_step"].iloc[:-1]
     assert ranked.is_monotonic_decreasing and (ranked > 0).all(), ops
     assert ops.loc[ops["op"] == "aten::mm", "calls_per_step"].item() > 0
