@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from softlookup.report.labels import BACKENDS
+from softlookup.report.labels import BACKENDS, check_words
 
 PLACEHOLDERS = ("not measured", "??", "Undefined")
 # "throughput,." : a list that lost its end (a "../" path is no doubling)
@@ -341,6 +341,13 @@ def test_identifiers_and_caption_tails_are_caught():
         "this build"
     ]
 
+
+def test_a_check_label_names_every_layer_as_a_reader_does():
+    """The counting checks' labels hold layer names; the appendix prints the reader's names."""
+    words = check_words("attention_params[torch_mha,512,True,1]")
+    assert words == "attention params (PyTorch MHA, 512, True, 1)"
+    assert check_words("attention_params[softlookup_mha,512]") == "attention params (our MHA, 512)"
+    assert leaked_identifiers(words, [name for name in BACKENDS if "_" in name]) == []
 
 def test_a_float_list_out_of_number_order_is_caught(tmp_path):
     aux = "\\newlabel{fig:a}{{1}{2}}\\newlabel{fig:b}{{2}{3}}\\newlabel{tab:c}{{1}{3}}"

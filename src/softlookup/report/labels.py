@@ -141,13 +141,15 @@ def variant_label(base: str, sweep: dict) -> Tex:
     return Tex(", ".join([base, *(setting_label(k, v) for k, v in sweep.items())]))
 
 
-BACKENDS = {  # an attention benchmark's backend (bench/kernels.py) as a reader names it
+BACKENDS = {  # an attention benchmark's backend (bench/kernels.py) or a layer the counting probe
+    # builds (probes/counting.py), as a reader names it
     "naive": "naive (scores materialised)",
     "reference": "reference",
     "torch_sdpa": "PyTorch SDPA",
     "torch_sdpa_unmasked": "PyTorch SDPA, no mask",
     "torch_cudnn": "PyTorch cuDNN",
     "torch_mha": "PyTorch MHA",
+    "softlookup_mha": "our MHA",
     "triton": "Triton",
     "triton_atomic": "Triton, atomic dQ",
 }
@@ -225,11 +227,12 @@ CHECK_ID = re.compile(r"(\w+)\[([^\]]*)\]")  # a check labelled by its quantity 
 
 def check_words(label: str) -> str:
     """A check's label a reader can read: 'weight[soft_lookup,q,1]' -> 'weight (soft lookup, q,
-    1)'; any other label with its underscores as spaces."""
+    1)', 'attention_params[torch_mha,512]' -> 'attention params (PyTorch MHA, 512)'; any other
+    label with its underscores as spaces."""
     found = CHECK_ID.fullmatch(str(label))
     if not found:
         return str(label).replace("_", " ")
-    settings = ", ".join(part.replace("_", " ") for part in found[2].split(","))
+    settings = ", ".join(backend_label(part) for part in found[2].split(","))
     return f"{found[1].replace('_', ' ')} ({settings})"
 
 
