@@ -349,6 +349,7 @@ def test_a_check_label_names_every_layer_as_a_reader_does():
     assert check_words("attention_params[softlookup_mha,512]") == "attention params (our MHA, 512)"
     assert leaked_identifiers(words, [name for name in BACKENDS if "_" in name]) == []
 
+
 def test_a_float_list_out_of_number_order_is_caught(tmp_path):
     aux = "\\newlabel{fig:a}{{1}{2}}\\newlabel{fig:b}{{2}{3}}\\newlabel{tab:c}{{1}{3}}"
     listed = tmp_path / "sources.tex"
