@@ -26,6 +26,8 @@ from softlookup.report.figures import alignment, cost, probes, scores, style, tr
 from softlookup.report.study import load
 from softlookup.tables import COMPARISON_COLUMNS, SEED_VARIANCE_COLUMNS
 
+from .test_paper import overfull_boxes
+
 ROOT = Path(__file__).resolve().parents[1]
 BUCKETS = ["1-10", "11-15", "16-20", "21-30", "31-45", "46-60", ">60"]
 WHERE = {"D1": "sec:length", "D2": "sec:scores", "D4": "sec:masking", "D5": "sec:heads"}
@@ -1060,7 +1062,9 @@ def test_the_paper_compiles_for_any_set_of_runs(tmp_path, case):
     code = build.build(
         sources, sorted(generated.glob("*.tex")), drawn_figures, tmp_path / "build", pdf
     )
-    assert code == 0, (tmp_path / "build" / "paper.log").read_text()[-3000:]
+    log = (tmp_path / "build" / "paper.log").read_text()
+    assert code == 0, log[-3000:]
+    assert not overfull_boxes(log), "a line or table past the margin"
     text = subprocess.run(
         ["pdftotext", str(pdf), "-"], check=True, capture_output=True, text=True
     ).stdout
