@@ -21,11 +21,19 @@ padded tokens each), one thread, after `--warmup` untimed steps. Three tables:
   rate they ran at, and the one-thread rate of a large fp32 matrix product (its fast end) in the
   same process: `floor_ms` is the step done at that rate, the time no change that keeps the
   model's arithmetic can go under.
+
+With `--compiled`, a fourth, `profile_compiled.csv`: what torch.compile would buy. An eager and a
+compiled copy of each model (the same initial weights, batches and dropout masks) take steps in
+turn, so that both see the same load: each one's median ms a step, their ratio, the compiled
+copy's first step (the compile, its cache cold or warm) and the largest gap between the two
+losses. The GRU compiles its decoder step as `train.compile` does; the Transformer, whole.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import statistics
 import time
 from collections import defaultdict
 from contextlib import contextmanager
@@ -51,6 +59,10 @@ OP_COLUMNS = [*PROVENANCE_COLUMNS, "variant", "op", "self_ms_per_step", "share",
 FLOP_COLUMNS = [
     *PROVENANCE_COLUMNS,
     *["variant", "gflop_per_step", "step_ms", "gflops", "peak_gflops", "floor_ms", "floor_share"],
+]
+COMPILED_COLUMNS = [
+    *PROVENANCE_COLUMNS,
+    *["variant", "eager_ms", "compiled_ms", "ratio", "first_step_s", "max_loss_gap", "steps"],
 ]
 
 
@@ -83,7 +95,7 @@ class PhaseClock:
 
 
 def training_step(model, optimizer, batch, clip_norm: float, label_smoothing: float, clock):
-    """One training step as softlookup.train takes it (CPU: no autocast), phases timed."""
+    """One training step as softlookup.train takes it (CPU: no autocast), phases timed; its loss."""
     logits = model(batch.src, batch.tgt_in)  # (B,T,V); encode, decode, output timed inside
     with clock("loss"):
         loss = F.cross_entropy(
@@ -99,6 +111,7 @@ def training_step(model, optimizer, batch, clip_norm: float, label_smoothing: fl
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
     with clock("optimizer"):
         optimizer.step()
+    return loss.item()
 
 
 def matmul_peak_gflops(size: int = 1024, samples: int = 5) -> float:
@@ -127,19 +140,29 @@ def arithmetic_floor(step, step_ms: float, variant: str) -> dict:
     }
 
 
-def profile_variant(entry: dict, data_dir: Path, steps: int, warmup: int, top: int):
-    """(phase rows, op rows, flop row) of one plan entry."""
+def model_and_batches(entry: dict, data_dir: Path, count: int):
+    """(training config, model in training mode, its first `count` batches of epoch 1), as
+    softlookup.train builds them (seed 1)."""
     cfg = TrainConfig.from_dict(entry["train"])
     seed_everything(1)
     sp = bpe.load(data_dir / "spm.model")
     model = build_model(parse_model_config(entry["model"]), sp.get_piece_size())
     model.train()
-    optimizer = torch.optim.AdamW(
-        model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True
-    )
     run = {"src": "de", "tgt": "en", "train": entry["train"]}
     data = load_training_data(run, cfg, sp, data_dir, data_dir / "spm.model")
-    batches = data.batches(seed=2, max_tokens=cfg.max_tokens)[: warmup + steps]
+    return cfg, model, data.batches(seed=2, max_tokens=cfg.max_tokens)[:count]
+
+
+def adamw(model, cfg: TrainConfig) -> torch.optim.AdamW:
+    return torch.optim.AdamW(
+        model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True
+    )
+
+
+def profile_variant(entry: dict, data_dir: Path, steps: int, warmup: int, top: int):
+    """(phase rows, op rows, flop row) of one plan entry."""
+    cfg, model, batches = model_and_batches(entry, data_dir, warmup + steps)
+    optimizer = adamw(model, cfg)
     settings = [cfg.clip_norm, cfg.label_smoothing]
     for batch in batches[:warmup]:
         training_step(model, optimizer, batch, *settings, PhaseClock())
@@ -188,6 +211,41 @@ def profile_variant(entry: dict, data_dir: Path, steps: int, warmup: int, top: i
     return phases, rows, arithmetic_floor(one_step, wall_ms, entry["variant"])
 
 
+def compiled_ratio(entry: dict, data_dir: Path, steps: int, warmup: int) -> dict:
+    """The compiled row of one plan entry: an eager model and a compiled copy step in turn on the
+    same batches, each step's dropout masks drawn from the same seed (inductor's fallback_random
+    draws them with eager's generator), so the two train alike up to float noise."""
+    import torch._inductor.config as inductor
+
+    inductor.fallback_random = True
+    cfg, model, batches = model_and_batches(entry, data_dir, warmup + steps)
+    twin = copy.deepcopy(model)
+    if hasattr(twin, "compile_decoder_step"):  # the GRU: its decoder step, as train.compile does
+        twin.compile_decoder_step()
+        twin_forward = twin
+    else:
+        twin_forward = torch.compile(twin, dynamic=True)
+    settings = [cfg.clip_norm, cfg.label_smoothing, PhaseClock()]
+    sides = [(model, adamw(model, cfg)), (twin_forward, adamw(twin, cfg))]
+    seconds, losses = [[], []], [[], []]
+    for index, batch in enumerate(batches):
+        for side, (forward, optimizer) in enumerate(sides):
+            torch.manual_seed(index)
+            started = time.perf_counter()
+            losses[side].append(training_step(forward, optimizer, batch, *settings))
+            seconds[side].append(time.perf_counter() - started)
+    eager_ms, compiled_ms = (1e3 * statistics.median(s[warmup:]) for s in seconds)
+    return {
+        "variant": entry["variant"],
+        "eager_ms": eager_ms,
+        "compiled_ms": compiled_ms,
+        "ratio": compiled_ms / eager_ms,
+        "first_step_s": seconds[1][0],
+        "max_loss_gap": max(abs(a - b) for a, b in zip(*losses, strict=True)),
+        "steps": steps,
+    }
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="scripts/profile_training.py", description=__doc__.split("\n")[0]
@@ -198,6 +256,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--steps", type=int, default=30, help="profiled steps per variant")
     p.add_argument("--warmup", type=int, default=5, help="untimed steps first")
     p.add_argument("--top", type=int, default=15, help="operators kept per variant")
+    p.add_argument(
+        "--compiled", action="store_true", help="also eager vs torch.compile (a compile a variant)"
+    )
     p.add_argument("--out-dir", type=Path, required=True)
     return p.parse_args(argv)
 
@@ -234,6 +295,12 @@ def main(argv: list[str] | None = None) -> None:
                 + " ".join(f"{r['phase']} {r['ms_per_step']:.1f}" for r in phases)
                 + f" ms/step; floor {flops['floor_ms']:.1f} ms ({flops['floor_share']:.0%})"
             )
+    if args.compiled:
+        with csv_rows(args.out_dir / "profile_compiled.csv", COMPILED_COLUMNS) as write:
+            for name in args.variants:
+                row = compiled_ratio(plan[name], args.data_dir, args.steps, args.warmup)
+                write({**base, **row})
+                print(f"{name:20s} compiled / eager {row['ratio']:.2f}")
 
 
 if __name__ == "__main__":

@@ -49,6 +49,9 @@ SLOW_TESTS = {
     "test_train.py::test_a_compiled_gru_decoder_step_trains_like_the_eager_one": (
         "torch.compile builds its C++ with g++ (minutes)"
     ),
+    "test_bench_profile.py::test_a_compiled_copy_trains_like_the_eager_model_and_is_timed_beside_it": (
+        "torch.compile builds its C++ with g++ (minutes)"
+    ),
 }
 
 

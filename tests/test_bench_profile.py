@@ -63,3 +63,14 @@ def test_the_flop_count_is_the_products_arithmetic():
         lambda: (a @ b).sum().backward(), step_ms=1.0, variant="mm"
     )
     assert row["gflop_per_step"] * 1e9 == 3 * 2 * m * k * n
+
+
+@pytest.mark.parametrize("variant", sorted(TINY))
+def test_a_compiled_copy_trains_like_the_eager_model_and_is_timed_beside_it(data_dir, variant):
+    entry = {"variant": variant, "model": TINY[variant], "train": {"max_tokens": 128}}
+    row = profile_training.compiled_ratio(entry, data_dir, steps=2, warmup=1)
+    assert row["eager_ms"] > 0 and row["compiled_ms"] > 0, row
+    assert row["ratio"] == pytest.approx(row["compiled_ms"] / row["eager_ms"])
+    assert row["first_step_s"] > 1e-3 * row["compiled_ms"], row  # the compile comes first
+    # the same weights, batches and dropout masks: the losses agree up to float noise
+    assert row["max_loss_gap"] < 1e-4, row
