@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import zipfile
 from fnmatch import fnmatch
 from pathlib import Path
@@ -192,9 +193,11 @@ def test_a_malformed_config_fails_before_any_job_naming_the_key(tmp_path):
 def test_ctrl_c_ends_with_one_line_naming_what_it_stopped(tmp_path):
     """Ctrl-C signals Snakemake and its jobs (the terminal's process group): the run ends with
     one line naming the jobs it stopped and saying the same command resumes, which it does
-    (issue 49, part 3)."""
+    (issue 49, part 3). The signal comes once the job runs (its shell has opened its log; a
+    signal between Snakemake printing the job and starting it is lost), a second into the
+    coverage simulation, which runs for seconds."""
     workdir = project_sources(tmp_path, copy=True)
-    command = snakemake_command("results/probes/spread.csv", "--configfile", "config/test.yaml")
+    command = snakemake_command("results/tables/coverage.csv", "--configfile", "config/test.yaml")
     run = subprocess.Popen(
         command,
         cwd=workdir,
@@ -204,24 +207,25 @@ def test_ctrl_c_ends_with_one_line_naming_what_it_stopped(tmp_path):
         text=True,
         start_new_session=True,
     )
-    seen = []
-    for line in run.stdout:  # the probe's command is printed as its job starts
-        seen.append(line)
-        if line.startswith("Shell command:"):
-            os.killpg(run.pid, signal.SIGINT)
+    job_log = workdir / "results" / "logs" / "coverage.log"
+    for _ in range(1200):
+        if job_log.exists() or run.poll() is not None:
             break
-    output = "".join(seen) + run.stdout.read()
+        time.sleep(0.1)
+    time.sleep(1)
+    os.killpg(run.pid, signal.SIGINT)
+    output = run.stdout.read()
     assert run.wait(timeout=120) != 0, output
     ours = [line for line in output.splitlines() if line.startswith("interrupted: ")]
     assert ours == [
-        "interrupted: stopped probe (results/probes/spread.csv); run the same command again"
+        "interrupted: stopped coverage (results/tables/coverage.csv); run the same command again"
         " to resume (it reruns only what is missing or unfinished)"
     ], output
     resumed = subprocess.run(
         command, check=False, cwd=workdir, env=bare_environment(), capture_output=True, text=True
     )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert (workdir / "results" / "probes" / "spread.csv").stat().st_size > 0
+    assert (workdir / "results" / "tables" / "coverage.csv").stat().st_size > 0
 
 
 @pytest.mark.workflow
