@@ -193,9 +193,9 @@ def test_a_malformed_config_fails_before_any_job_naming_the_key(tmp_path):
 def test_ctrl_c_ends_with_one_line_naming_what_it_stopped(tmp_path):
     """Ctrl-C signals Snakemake and its jobs (the terminal's process group): the run ends with
     one line naming the jobs it stopped and saying the same command resumes, which it does
-    (issue 49, part 3). The signal comes once the job runs (its shell has opened its log; a
-    signal between Snakemake printing the job and starting it is lost), a second into the
-    coverage simulation, which runs for seconds."""
+    (issue 49, part 3). The signal comes once the job runs (its shell has opened its log), a
+    second into the coverage simulation, which runs for seconds: Snakemake's log handler
+    swallows a KeyboardInterrupt raised while it prints the job it is starting."""
     workdir = project_sources(tmp_path, copy=True)
     command = snakemake_command("results/tables/coverage.csv", "--configfile", "config/test.yaml")
     run = subprocess.Popen(
