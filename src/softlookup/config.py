@@ -5,7 +5,9 @@ removes one (`drop_removed`, REMOVABLE: `comparisons: {d2_dot_vs_additive: null}
 schema error in one line each (key and where it sits, before any schema text), then checks what a
 schema cannot: a corpus of sitting days (data.archive) is not joined, every sweep names a model
 of the config, every sweep point is a valid model config, every test set is a prepared split,
-every `run_only` pattern matches something. `variants(config)` lists the variants a config trains.
+every `run_only` pattern matches something, every `more_seeds` name is a variant.
+`variants(config)` lists the variants a config trains; `run_seeds(config, variant)` the seeds one
+trains: the config's `seeds`, and for a variant `more_seeds` names, its seeds too.
 `sweep_gaps(config, families)` (called with the claims' families of comparisons by
 claims/references.py, which the config cannot import) names each trained point of a sweep that a
 family pairs with one fixed variant but not this point: a sweep value without its paired test.
@@ -373,6 +375,21 @@ def select(variants: dict[str, Variant], patterns: list[str] | None) -> dict[str
     return {name: variant for name, variant in variants.items() if name in chosen}
 
 
+def run_seeds(config: dict, variant: str) -> list[int]:
+    """The seeds `variant` trains on: the config's `seeds`, with its own `more_seeds` added."""
+    more = (config.get("more_seeds") or {}).get(variant, [])
+    return sorted({int(seed) for seed in [*config["seeds"], *more]})
+
+
+def unknown_more_seeds(config: dict, variants: dict[str, Variant]) -> list[str]:
+    """One line per `more_seeds` name that is none of this config's variants."""
+    return [
+        f"more_seeds: {name!r} is none of this config's variants ({', '.join(variants)})"
+        for name in config.get("more_seeds") or {}
+        if name not in variants
+    ]
+
+
 def ladder_points(train: dict) -> list[int]:
     """A run's training-budget points (epochs) below its epoch cap, from its train settings:
     "final" and points at or past the cap are the final model."""
@@ -457,6 +474,7 @@ REMOVABLE = (
     "data.joined_tests.*",
     "comparisons.*",
     "convergence.effects.*",
+    "more_seeds",
 )
 
 
@@ -499,7 +517,11 @@ def check(config: dict, schema: dict, files: list[str] | None = None) -> dict[st
     if errors:
         raise ConfigError("\n".join(f"config: {line}{source}" for line in errors))
     try:
-        variants = select(all_variants(config, schema), config.get("run_only"))
+        every = all_variants(config, schema)
+        unknown = unknown_more_seeds(config, every)
+        if unknown:
+            raise ConfigError(unknown[0])
+        variants = select(every, config.get("run_only"))
         measured_bench(config)
         prepared = prepared_splits(config)
         for test_set in config["evaluate"]["test_sets"]:

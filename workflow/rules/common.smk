@@ -6,7 +6,8 @@ import shlex
 import sys
 from glob import glob
 
-from softlookup.config import all_variants, data_dir, ladder_points, measured_bench, select
+from softlookup.config import (all_variants, data_dir, ladder_points, measured_bench, run_seeds,
+                               select)
 from softlookup.rundir import split_run, variant_of
 
 
@@ -22,7 +23,9 @@ PYTHON = f"{shlex.quote(sys.executable)} -m softlookup"
 # model's is the base run; see softlookup/config.py for the naming rule. The Snakefile has checked
 # every point already (config.check): here they are only named, not checked again.
 VARIANTS = select(all_variants(config), config.get("run_only"))
-RUNS = [f"{variant}-s{seed}" for variant in VARIANTS for seed in config["seeds"]]
+# (variant, seed) of each run: the config's `seeds`, and a variant's own `more_seeds` too
+VARIANT_SEEDS = [(variant, seed) for variant in VARIANTS for seed in run_seeds(config, variant)]
+RUNS = [f"{variant}-s{seed}" for variant, seed in VARIANT_SEEDS]
 TEST_SETS = config["evaluate"]["test_sets"]
 
 

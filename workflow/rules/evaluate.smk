@@ -22,7 +22,7 @@ def comparison_pairs():
 
 COMPARISONS = comparison_pairs()
 COMPARED_RUNS = sorted({f"{variant}-s{seed}" for _, a, b, _ in COMPARISONS for variant in (a, b)
-                        for seed in config["seeds"]})
+                        for seed in run_seeds(config, variant)})
 
 
 # Training-budget points (train.ladder): a run's weights at each point below its epoch cap are
@@ -160,7 +160,7 @@ rule compare:
     input:
         hypotheses=[f"results/runs/{variant}-s{seed}/hyp.{test_set}.{TGT}"
                     for _, a, b, test_set in COMPARISONS for variant in (a, b)
-                    for seed in config["seeds"]],
+                    for seed in run_seeds(config, variant)],
         points=point_files("hyp", COMPARED_RUNS),
         configs=expand("results/runs/{run}/config.json", run=COMPARED_RUNS),
         metas=expand("results/runs/{run}/meta.json", run=COMPARED_RUNS),

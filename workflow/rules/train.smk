@@ -55,5 +55,6 @@ rule train:
 
 # What this stage keeps (rule all asks for each file: common.smk, get_final_output): every run's
 # settings, weights, metadata and log.
-RUN_OUTPUTS = expand([*rules.run_config.output, *rules.train.output],
-                     variant=VARIANTS, seed=config["seeds"])
+RUN_OUTPUTS = expand([*rules.run_config.output, *rules.train.output], zip,
+                     variant=[variant for variant, _ in VARIANT_SEEDS],
+                     seed=[seed for _, seed in VARIANT_SEEDS])

@@ -75,11 +75,12 @@ DRY_MODEL = {
 
 
 def plan_of(config_paths: list[Path]) -> dict:
-    """{"seeds", "train", "variants": [{variant, base_model, model, train}]} of merged configs."""
+    """{"seeds", "train", "variants": [{variant, base_model, model, train, seeds}]} of merged
+    configs (a variant's seeds: the config's and its `more_seeds`)."""
     import yaml
     from snakemake.utils import update_config  # here only: the device machine has no Snakemake
 
-    from ..config import all_variants
+    from ..config import all_variants, run_seeds
 
     config: dict = {}
     for path in config_paths:
@@ -89,7 +90,13 @@ def plan_of(config_paths: list[Path]) -> dict:
         model = dict(variant.model)
         train = {**config["train"], **model.pop("train", {})}
         variants.append(
-            {"variant": name, "base_model": variant.base_model, "model": model, "train": train}
+            {
+                "variant": name,
+                "base_model": variant.base_model,
+                "model": model,
+                "train": train,
+                "seeds": run_seeds(config, name),
+            }
         )
     return {
         "configs": [str(p) for p in config_paths],
@@ -200,14 +207,14 @@ def main(argv: list[str] | None = None) -> None:
     device = torch.device(args.device)
     env = provenance(device)
     vocab = 100 if args.dry else plan["bpe_vocab_size"]
-    seeds = len(plan["seeds"])
     autocast = device.type == "cuda" or args.dry
     with (
         csv_rows(args.out, STEP_COLUMNS) as write,
         csv_rows(args.estimate_out, ESTIMATE_COLUMNS) as write_estimate,
     ):
-        total, measured, failed = 0.0, 0, []
+        total, measured, runs, failed = 0.0, 0, 0, []
         for index, entry in enumerate(plan["variants"]):
+            seeds = len(entry.get("seeds", plan["seeds"]))  # plans written before more_seeds
             model_cfg = model_config(entry, args.dry)
             sentences = 2 if args.dry else entry["train"]["max_tokens"] // args.sentence_tokens
             tokens = 6 if args.dry else args.sentence_tokens
@@ -248,6 +255,7 @@ def main(argv: list[str] | None = None) -> None:
             guess = estimate(entry, step_ms, seeds, args)
             total += guess["gpu_hours"]
             measured += 1
+            runs += seeds
             write_estimate(guess)
             print(
                 f"{entry['variant']:40s} {step_ms:9.2f} ms/step "
@@ -259,7 +267,7 @@ def main(argv: list[str] | None = None) -> None:
             {
                 "rule": "train",
                 "variant": "all",
-                "runs": seeds * measured,
+                "runs": runs,
                 "gpu_hours": total,
                 "basis": basis,
             }

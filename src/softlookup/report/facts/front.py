@@ -166,6 +166,22 @@ def other_corpora(study: Study) -> list[dict]:
     return list(found.values())
 
 
+def seed_sets(runs) -> tuple[list[int], list[dict]]:
+    """(the seeds most variants trained on, [{labels, seeds}] of the variants that trained on
+    more: their extra seeds, variants with the same extra seeds together)."""
+    if not len(runs):
+        return [], []
+    by_variant = runs.groupby("variant", sort=False)
+    seeds = by_variant["seed"].agg(lambda s: tuple(sorted(int(x) for x in s.dropna())))
+    common = seeds.value_counts().index[0]
+    more: dict[tuple, list[str]] = {}
+    for variant, own in seeds.items():
+        if own != common:
+            label = by_variant.get_group(variant)["label"].iloc[0]
+            more.setdefault(tuple(s for s in own if s not in common), []).append(label)
+    return list(common), [{"labels": labels, "seeds": list(extra)} for extra, labels in more.items()]
+
+
 def can_stop_early(train: dict, longest: float | None) -> bool:
     """Early stopping can end a run before its cap only when the best epoch (1 at the earliest)
     plus `patience` epochs without improvement come before the longest run's last epoch."""
@@ -203,7 +219,8 @@ def setup(study: Study) -> dict:
         "vocab": data.get("bpe_vocab_size"),
         "runs": len(runs),
         "variants": runs["variant"].nunique() if len(runs) else 0,
-        "seeds": sorted({int(s) for s in runs["seed"].dropna()}) if len(runs) else [],
+        "seeds": seed_sets(runs)[0],
+        "more_seeds": seed_sets(runs)[1],
         "models": list(dict.fromkeys(runs["base_label"])) if len(runs) else [],
         "train": train,
         "early_stopping": can_stop_early(train, longest),
