@@ -179,7 +179,9 @@ def seed_sets(runs) -> tuple[list[int], list[dict]]:
         if own != common:
             label = by_variant.get_group(variant)["label"].iloc[0]
             more.setdefault(tuple(s for s in own if s not in common), []).append(label)
-    return list(common), [{"labels": labels, "seeds": list(extra)} for extra, labels in more.items()]
+    return list(common), [
+        {"labels": labels, "seeds": list(extra)} for extra, labels in more.items()
+    ]
 
 
 def can_stop_early(train: dict, longest: float | None) -> bool:
