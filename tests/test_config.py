@@ -31,6 +31,7 @@ from softlookup.config import (
     main,
     measured_bench,
     read_config_file,
+    run_seeds,
     select,
     sweep_gaps,
 )
@@ -460,6 +461,31 @@ def test_run_only_chooses_what_a_merged_config_trains(config):
     config["run_only"] = ["gru_nope"]
     assert "run_only: 'gru_nope' matches none" in errors_of(config)
     assert set(select({"a": 1, "b": 2}, None)) == {"a", "b"}
+
+
+def test_more_seeds_add_to_the_seeds_of_the_variants_it_names():
+    config = merged()
+    assert run_seeds(config, "gru_dot") == [1, 2, 3, 4]  # the default's D2 GRUs
+    assert run_seeds(config, "gru_none") == [1, 2]
+    config["more_seeds"] = {"gru_none": [2, 7]}  # a seed the config has counts once
+    assert run_seeds(config, "gru_none") == [1, 2, 7]
+    assert run_seeds(config, "gru_dot") == [1, 2]
+
+
+def test_a_more_seeds_name_that_is_no_variant_is_named(config):
+    config["more_seeds"] = {"gru_dott": [3]}
+    assert "more_seeds: 'gru_dott' is none of this config's variants" in errors_of(config)
+    config["more_seeds"] = {"gru_dot": []}
+    assert "more_seeds.gru_dot" in errors_of(config)
+
+
+@pytest.mark.parametrize(
+    "names", [("test.yaml",), ("long.yaml",), ("paper.yaml",), ("converged.yaml",)]
+)
+def test_the_other_shipped_configs_remove_the_defaults_more_seeds(names):
+    config = merged(*names)
+    check(config, SCHEMA)
+    assert "more_seeds" not in config  # their seeds are every run's: their plans stay the same
 
 
 # --- an unknown key: one line with the key and its path, no schema dump (issue 12, item 10) -----

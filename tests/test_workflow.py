@@ -159,6 +159,17 @@ def test_adding_a_sweep_value_adds_only_its_jobs(finished_run):
     assert "results/runs/sweep_transformer.heads-4-s1/model.pt" in result.stdout
 
 
+@pytest.mark.workflow
+def test_more_seeds_for_one_variant_add_only_its_runs(finished_run):
+    extended = finished_run / "config" / "more_seeds.yaml"
+    extended.write_text("more_seeds: {gru_dot: [2]}\n")
+    result = snakemake(finished_run, "--configfile", "config/test.yaml", str(extended), "--dry-run")
+    jobs = planned_jobs(result.stdout)
+    assert jobs["train"] == 1 and "results/runs/gru_dot-s2/model.pt" in result.stdout
+    assert "gru_none-s2" not in result.stdout  # the other variants keep the config's seeds
+    assert {"compare", "collect_scores"} <= set(jobs)  # its pairs now have two seeds
+
+
 def test_every_kind_of_rule_runs_from_a_path_with_a_space_and_an_accent(tmp_path):
     """The two rules that were `run:` blocks (Snakemake starts those through an unquoted
     interpreter path) and a shell rule (issue 25, case 1); `finished_run` runs the whole DAG
