@@ -780,6 +780,23 @@ def test_variants_are_labelled_for_a_reader():
     assert labels.setting_label("some_key", "a_b") == "some key = a b"
 
 
+def test_a_base_run_compared_with_its_sweep_point_names_the_swept_value():
+    models = {"sweep_transformer": {"arch": "transformer", "heads": 4, "d_model": 128}}
+    own = {"sweep_transformer": "Transformer", "sweep_transformer.heads-8": "Transformer, 8 heads"}
+    assert labels.pair_labels(own, models, "sweep_transformer", "sweep_transformer.heads-8") == (
+        "Transformer, 4 heads",
+        "Transformer, 8 heads",
+    )
+    # a key the base model leaves to its default, or another base model: the labels as they are
+    scale = {**own, "sweep_transformer.scale-false": "Transformer, unscaled"}
+    unscaled = labels.pair_labels(
+        scale, models, "sweep_transformer.scale-false", "sweep_transformer"
+    )
+    assert unscaled == ("Transformer, unscaled", "Transformer")
+    other_model = labels.pair_labels(own, models, "sweep_transformer.heads-8", "gru")
+    assert other_model[0] == "Transformer, 8 heads"
+
+
 # ---- the templates --------------------------------------------------------------------------
 
 

@@ -8,6 +8,7 @@ unscaled". Labels are LaTeX that matplotlib's mathtext also reads (plain words, 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from .latex import Tex
 
@@ -139,6 +140,24 @@ def base_labels(models: dict[str, dict]) -> dict[str, Tex]:
 def variant_label(base: str, sweep: dict) -> Tex:
     """A variant's label from its base model's label and its sweep point."""
     return Tex(", ".join([base, *(setting_label(k, v) for k, v in sweep.items())]))
+
+
+def pair_labels(labels: Mapping[str, str], models: dict, a: str, b: str) -> tuple[Tex, Tex]:
+    """The labels of variants a and b (`<base>.<key>-<value>...`) side by side: a base run that
+    keeps its model's value of a key the other side's sweep changes names that value ('Transformer,
+    1+1 layers, 4 heads' beside '..., 8 heads', not '...' alone); any other label is labels'."""
+
+    def named(variant: str, other: str) -> Tex:
+        base, *points = variant.split(".")
+        other_base, *other_points = other.split(".")
+        settings = models.get(base) or {}
+        keys = [p.split("-", 1)[0] for p in other_points if "-" in p]
+        if points or base != other_base or not all(k in settings for k in keys) or not keys:
+            return Tex(labels.get(variant, variant))
+        own = labels.get(variant, variant)
+        return Tex(", ".join([own, *(setting_label(k, settings[k]) for k in keys)]))
+
+    return named(a, b), named(b, a)
 
 
 BACKENDS = {  # an attention benchmark's backend (bench/kernels.py) or a layer the counting probe

@@ -26,7 +26,7 @@ from ... import intervals
 from ...config import convergence_references
 from ...data.buckets import ALL
 from ...tables import FINAL
-from ..labels import base_labels, corpus_label, own_parts, variant_label, versus
+from ..labels import base_labels, corpus_label, own_parts, pair_labels, variant_label, versus
 from ..latex import Tex, escape, tex
 from ..study import Reference, Study, per_study, read_reference
 from . import claims, tables
@@ -335,7 +335,7 @@ def short_label(study: Study, name: str) -> str:
     if not pair:
         return name.replace("_", " ")
     labels = variant_labels(study)
-    b, a = str(labels.get(pair["b"], pair["b"])), str(labels.get(pair["a"], pair["a"]))
+    a, b = map(str, pair_labels(labels, study.config.get("models") or {}, pair["a"], pair["b"]))
     shared, own = own_parts([b, a])
     base = max(
         (str(label) for label in labels.bases.values() if shared.startswith(str(label))),
@@ -350,10 +350,12 @@ def comparison_label(study: Study, name: str) -> Tex:
     """A configured comparison as a reader reads it, in LaTeX: 'GRU, additive vs GRU, no
     attention' (a label's math, '$d_k = 128$', typeset as math, not printed as text)."""
     pair = (study.config.get("comparisons") or {}).get(name) or {}
-    labels = variant_labels(study)
     if not pair:
         return escape(name.replace("_", " "))
-    return Tex(versus(tex(labels[pair["b"]]), tex(labels[pair["a"]])))
+    a, b = pair_labels(
+        variant_labels(study), study.config.get("models") or {}, pair["a"], pair["b"]
+    )
+    return Tex(versus(tex(b), tex(a)))
 
 
 @per_study

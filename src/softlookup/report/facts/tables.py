@@ -14,7 +14,7 @@ import pandas as pd
 from ... import intervals
 from ...data.buckets import ALL
 from ...tables import RANGES, SETTING_COLUMNS, final_point
-from ..labels import base_labels, sweep_label, variant_label
+from ..labels import base_labels, pair_labels, sweep_label, variant_label
 from ..study import Study, per_study
 
 # the model and training settings a run differs by (the scores table's own columns)
@@ -235,9 +235,14 @@ def comparisons(study: Study, bucket: str | None = ALL, metric: str = "bleu") ->
         table = table[table["metric"] == metric]
     labels = runs(study)
     labels = dict(zip(labels.get("variant", []), labels.get("label", []), strict=True))
+    models = study.config.get("models") or {}
+    sides = [
+        pair_labels(labels, models, a, b)
+        for a, b in zip(table["system_a"], table["system_b"], strict=True)
+    ]
     return table.assign(
-        label_a=[labels.get(v, v) for v in table["system_a"]],
-        label_b=[labels.get(v, v) for v in table["system_b"]],
+        label_a=[a for a, _ in sides],
+        label_b=[b for _, b in sides],
     )
 
 
