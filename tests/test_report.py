@@ -20,7 +20,7 @@ from softlookup.claims.checks import REASONS, STATUSES
 from softlookup.claims.verdicts import VERDICTS
 from softlookup.report import build, families, labels, latex, render, wording
 from softlookup.report.facts import claims as claim_facts
-from softlookup.report.facts import pooling, sweeps, tables
+from softlookup.report.facts import front, pooling, sweeps, tables
 from softlookup.report.facts import training as training_facts
 from softlookup.report.figures import alignment, cost, probes, scores, style, training
 from softlookup.report.study import load
@@ -778,6 +778,19 @@ def test_variants_are_labelled_for_a_reader():
     assert labels.base_labels(same_size)["transformer"] == "Transformer"
     assert labels.setting_label("causal_mask", False) == "no causal mask"
     assert labels.setting_label("some_key", "a_b") == "some key = a b"
+
+
+def test_the_setup_names_the_variants_trained_on_more_seeds():
+    runs = pd.DataFrame(
+        [
+            (v, label, s)
+            for v, label, n in [("a", "A", 2), ("b", "B", 2), ("c", "C", 4)]
+            for s in range(1, n + 1)
+        ],
+        columns=["variant", "label", "seed"],
+    )
+    assert front.seed_sets(runs) == ([1, 2], [{"labels": ["C"], "seeds": [3, 4]}])
+    assert front.seed_sets(runs[runs.variant != "c"]) == ([1, 2], [])
 
 
 def test_a_base_run_compared_with_its_sweep_point_names_the_swept_value():

@@ -196,6 +196,7 @@ def setup(study: Study) -> dict:
     data = config.get("data", {})
     splits = manifest.get("splits", {})
     runs = tables.runs(study)
+    seeds, more_seeds = seed_sets(runs)
     train = config.get("train", {})
     longest = runs["epochs"].max() if "epochs" in runs else train.get("epochs")
     join = data.get("join") or {}
@@ -221,8 +222,8 @@ def setup(study: Study) -> dict:
         "vocab": data.get("bpe_vocab_size"),
         "runs": len(runs),
         "variants": runs["variant"].nunique() if len(runs) else 0,
-        "seeds": seed_sets(runs)[0],
-        "more_seeds": seed_sets(runs)[1],
+        "seeds": seeds,
+        "more_seeds": more_seeds,
         "models": list(dict.fromkeys(runs["base_label"])) if len(runs) else [],
         "train": train,
         "early_stopping": can_stop_early(train, longest),
