@@ -30,6 +30,7 @@ from softlookup.config import (
     load_schema,
     main,
     measured_bench,
+    merged_config,
     read_config_file,
     run_seeds,
     select,
@@ -45,10 +46,8 @@ HOSTILE = "x; touch {dir}/PWNED; echo "
 
 
 def merged(*names: str) -> dict:
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    for name in names:
-        update_config(config, yaml.safe_load((ROOT / "config" / name).read_text()))
-    return config
+    """config/<names> over config/config.yaml, as Snakemake merges them."""
+    return merged_config([ROOT / "config" / name for name in ("config.yaml", *names)])
 
 
 @pytest.fixture
@@ -485,7 +484,26 @@ def test_a_more_seeds_name_that_is_no_variant_is_named(config):
 def test_the_other_shipped_configs_remove_the_defaults_more_seeds(names):
     config = merged(*names)
     check(config, SCHEMA)
-    assert "more_seeds" not in config  # their seeds are every run's: their plans stay the same
+    trained = select(all_variants(config), config.get("run_only"))
+    assert all(run_seeds(config, variant) == config["seeds"] for variant in trained)
+
+
+def test_a_file_merged_over_the_test_config_adds_seeds_to_one_variant(tmp_path):
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("more_seeds: {gru_dot: [2]}\n")
+    config = merged_config([ROOT / "config" / "config.yaml", ROOT / "config" / "test.yaml", mine])
+    check(config, SCHEMA)
+    assert config["more_seeds"] == {"gru_dot": [2]}
+
+
+def test_files_merge_as_snakemake_merges_them_the_first_under_the_others(tmp_path):
+    """Snakemake merges the command line's files among themselves, then over the Snakefile's: a
+    whole null between two mappings is lost (test.yaml removes more_seeds entry by entry so)."""
+    files = [tmp_path / f"{name}.yaml" for name in "abc"]
+    for path, text in zip(files, ["x: {p: 1}", "x: null", "x: {q: 2}"], strict=True):
+        path.write_text(text + "\n")
+    assert merged_config(files) == {"x": {"p": 1, "q": 2}}
+    assert merged_config(files[1:]) == {"x": {"q": 2}}
 
 
 # --- an unknown key: one line with the key and its path, no schema dump (issue 12, item 10) -----

@@ -16,20 +16,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from snakemake.utils import update_config
 
 from softlookup.claims.verdicts import VERDICTS
-from softlookup.config import all_variants, select
+from softlookup.config import all_variants, merged_config, select
 
 from .commands import bare_environment, snakemake, snakemake_command
 from .project import project_sources
-
-
-def merged_config(workdir: Path) -> dict:
-    """config/test.yaml over config/config.yaml, as Snakemake merges them."""
-    config = yaml.safe_load((workdir / "config" / "config.yaml").read_text())
-    update_config(config, yaml.safe_load((workdir / "config" / "test.yaml").read_text()))
-    return config
 
 
 def clone_in_a_path_with_a_space(parent: Path) -> tuple[Path, Path]:
@@ -60,7 +52,9 @@ def test_workflow_builds_the_paper_tables_and_figure(finished_run):
     assert figure.read_bytes()[:5] == b"%PDF-"
 
     scores = pd.read_csv(finished_run / "results" / "tables" / "scores.csv")
-    config = merged_config(finished_run)
+    config = merged_config(
+        [finished_run / "config" / name for name in ("config.yaml", "test.yaml")]
+    )
     variants = select(all_variants(config), config.get("run_only"))
     runs = {f"{variant}-s{seed}" for variant in variants for seed in config["seeds"]}
     assert set(scores.run) == runs

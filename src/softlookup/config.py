@@ -27,8 +27,8 @@ of a syntax error. As a command:
     python -m softlookup.config data-dir results/paper/config.json
 
 `check-files` prints one line per file that is missing or does not parse (Snakemake's own message
-names neither); `check` does that, then merges the files as Snakemake does (each over the ones
-before it) and prints `check`'s one line per problem (`make paper` runs it before Snakemake, so a
+names neither); `check` does that, then merges the files as Snakemake does (merged_config: the
+first under the others) and prints `check`'s one line per problem (`make paper` runs it before Snakemake, so a
 wrong config is that line and nothing else); `write-json` writes a run's settings or the merged
 config (rules run_config and paper_config), indented with sorted keys; `data-dir` prints the main
 corpus's folder of a merged config (`make reference` reads its manifest there).
@@ -475,6 +475,7 @@ REMOVABLE = (
     "comparisons.*",
     "convergence.effects.*",
     "more_seeds",
+    "more_seeds.*",
 )
 
 
@@ -546,20 +547,31 @@ def file_problems(paths: list[Path]) -> list[str]:
     return problems
 
 
-def merged_problems(paths: list[Path]) -> list[str]:
-    """One line per problem of the config files merged as Snakemake merges them (each over the
-    ones before it), checked as the Snakefile checks them (`check`, against the schema); the
-    files' own problems (file_problems) first."""
+def merged_config(paths: list[Path]) -> dict:
+    """The config files merged as Snakemake merges them: the first (the Snakefile's own,
+    config/config.yaml) under the others, which it first merges among themselves, each over the
+    ones before it. So a mapping in a later file merges into the first file's even where a file
+    between them set it to null (`more_seeds: null` in one, `more_seeds: {gru_dot: [2]}` in the
+    next, keeps config.yaml's entries beside gru_dot's); a null per entry removes them for good."""
     from snakemake.utils import update_config  # here only: Snakemake's own merge, as it reads them
 
+    first, *command_line = map(read_config_file, paths)
+    overwrite: dict = {}
+    for config in command_line:
+        update_config(overwrite, config)
+    update_config(first, overwrite)
+    return first
+
+
+def merged_problems(paths: list[Path]) -> list[str]:
+    """One line per problem of the config files merged as Snakemake merges them (merged_config),
+    checked as the Snakefile checks them (`check`, against the schema); the files' own problems
+    (file_problems) first."""
     problems = file_problems(paths)
     if problems:
         return problems
-    config = {}
-    for path in paths:
-        update_config(config, read_config_file(path))
     try:
-        check(config, load_schema(CONFIG_SCHEMA), files=[*map(str, paths)])
+        check(merged_config(paths), load_schema(CONFIG_SCHEMA), files=[*map(str, paths)])
     except ConfigError as error:
         return str(error).splitlines()
     return []

@@ -77,14 +77,9 @@ DRY_MODEL = {
 def plan_of(config_paths: list[Path]) -> dict:
     """{"seeds", "train", "variants": [{variant, base_model, model, train, seeds}]} of merged
     configs (a variant's seeds: the config's and its `more_seeds`)."""
-    import yaml
-    from snakemake.utils import update_config  # here only: the device machine has no Snakemake
+    from ..config import all_variants, drop_removed, merged_config, run_seeds
 
-    from ..config import all_variants, run_seeds
-
-    config: dict = {}
-    for path in config_paths:
-        update_config(config, yaml.safe_load(path.read_text()))  # as --configfile a b merges
+    config = drop_removed(merged_config(config_paths))  # as `--configfile a b` merges them
     variants = []
     for name, variant in all_variants(config).items():
         model = dict(variant.model)
