@@ -793,6 +793,20 @@ def test_the_setup_names_the_variants_trained_on_more_seeds():
     assert front.seed_sets(runs[runs.variant != "c"]) == ([1, 2], [])
 
 
+@pytest.mark.parametrize(
+    "numbers, text",
+    [
+        ([1], "seed 1"),
+        ([2, 1], "seeds 1 and 2"),
+        ([1, 2, 3], "seeds 1--3"),
+        ([3, 4, 5, 6, 7, 8, 9, 10, 11, 12], "seeds 3--12"),
+        ([1, 2, 5, 6, 7, 9], "seeds 1, 2, 5--7 and 9"),
+    ],
+)
+def test_seeds_in_a_row_read_as_a_range(numbers, text):
+    assert render.seed_list(numbers) == text
+
+
 def test_a_base_run_compared_with_its_sweep_point_names_the_swept_value():
     models = {"sweep_transformer": {"arch": "transformer", "heads": 4, "d_model": 128}}
     own = {"sweep_transformer": "Transformer", "sweep_transformer.heads-8": "Transformer, 8 heads"}

@@ -135,6 +135,22 @@ def words_list(items: Sequence[str], conjunction: str = "and", separator: str = 
     return separator.join(items[:-1]) + f" {conjunction} " + items[-1]
 
 
+def number_ranges(numbers: Sequence[int]) -> list[str]:
+    """Sorted integers with each run of three or more consecutive ones as a range:
+    [1, 2, 5, 6, 7, 8] -> ['1', '2', '5--8']."""
+    runs: list[list[int]] = []
+    for number in sorted(numbers):
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    return [
+        f"{run[0]}--{run[-1]}" if len(run) >= 3 else str(number)
+        for run in runs
+        for number in ([run[0]] if len(run) >= 3 else run)
+    ]
+
+
 def name(text: object) -> Tex:
     """A run, model or file name in running text: escaped, and breakable after _ . - /"""
     escaped = escape(text)

@@ -133,6 +133,13 @@ def words(items, conjunction: str = "and", separator: str = ", ") -> Tex:
     return Tex(latex.words_list([finalize(item) for item in items], conjunction, separator))
 
 
+def seed_list(numbers) -> Tex:
+    """Seeds as 'seed 1', 'seeds 1 and 2', 'seeds 3--12' (three or more in a row as a range)."""
+    items = latex.number_ranges(numbers)
+    noun = "seed" if len(items) == 1 and "--" not in items[0] else "seeds"
+    return Tex(f"{noun} {latex.words_list(items)}")
+
+
 def path(text: str) -> Tex:
     """A file stem or label as LaTeX reads it raw (in \\includegraphics or \\label): only
     letters, digits and _ . - / are allowed."""
@@ -183,6 +190,7 @@ FILTERS = {
     "share": share_interval,
     "plural": plural,
     "words": words,
+    "seed_list": seed_list,
     "join": join,
     "setting": lambda value: latex.escape(value_text(value)),
     "tt": tt,
