@@ -28,10 +28,10 @@ of a syntax error. As a command:
 
 `check-files` prints one line per file that is missing or does not parse (Snakemake's own message
 names neither); `check` does that, then merges the files as Snakemake does (merged_config: the
-first under the others) and prints `check`'s one line per problem (`make paper` runs it before Snakemake, so a
-wrong config is that line and nothing else); `write-json` writes a run's settings or the merged
-config (rules run_config and paper_config), indented with sorted keys; `data-dir` prints the main
-corpus's folder of a merged config (`make reference` reads its manifest there).
+first under the others) and prints `check`'s one line per problem (`make paper` runs it before
+Snakemake, so a wrong config is that line and nothing else); `write-json` writes a run's settings
+or the merged config (rules run_config and paper_config), indented with sorted keys; `data-dir`
+prints the main corpus's folder of a merged config (`make reference` reads its manifest there).
 """
 
 from __future__ import annotations
