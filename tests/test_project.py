@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from softlookup.config import all_variants, select
+from softlookup.config import all_variants, merged_config, select
 
 from .commands import snakemake
 from .project import project_sources
-from .test_workflow import merged_config
 
 # what `make paper` (and `make paper RUN=paper`) leaves in a clone beside its sources
 BUILD_OUTPUTS = {
@@ -45,6 +44,6 @@ def test_a_built_checkout_still_plans_every_job_of_the_tests(tmp_path, copy):
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Job stats:" in result.stdout, result.stdout[-2000:]  # not "Nothing to be done"
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout.split("Job stats:")[1], re.M))
-    config = merged_config(workdir)
+    config = merged_config([workdir / "config" / name for name in ("config.yaml", "test.yaml")])
     runs = len(select(all_variants(config), config.get("run_only"))) * len(config["seeds"])
     assert (jobs["train"], jobs["paper"]) == (str(runs), "1")
