@@ -10,15 +10,18 @@ import re
 import statistics
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from scipy import special
 
 from softlookup.bench.generation import COLUMNS as GENERATION_COLUMNS
 from softlookup.bench.generation import MEMORY_COLUMNS, SLOPE_COLUMNS, slope_rows
 from softlookup.bench.score_step import COLUMNS as SCORE_STEP_COLUMNS
 from softlookup.bench.score_step import counted_rows, score_flops, timed_rows
-from softlookup.claims.checks import REASONS, STATUSES, Evidence, evaluate, null_p
+from softlookup.claims.checks import ALPHA, REASONS, STATUSES, Evidence, evaluate, null_p
+from softlookup.claims.checks.comparison import repeat_chance
 from softlookup.claims.ledger import CHECK_COLUMNS, build_ledger, main
 from softlookup.claims.multiplicity import holm
 from softlookup.claims.spec import (
@@ -251,6 +254,37 @@ def test_holm_multiplies_the_ranked_p_values_and_never_lets_them_fall():
     assert adjusted["b"] == pytest.approx(0.09)
     assert adjusted["d"] != adjusted["d"]
     assert holm({"only": 0.03}) == {"only": 0.03}  # one test: the interval rule itself
+
+
+@pytest.mark.parametrize("truth, df, factor", [(2.9, 43.6, 2.0), (2.6, 14.1, 1.0), (0.6, 1.0, 2.0),
+                                                (-1.0, 4.0, 3.0)])  # fmt: skip
+def test_the_chance_a_rerun_keeps_a_status_is_what_reruns_give(truth, df, factor):
+    """repeat_chance against simulated reruns of a check whose statistic is `truth` standard
+    errors (D5's two checks, D1's 1-df one, one on the wrong side): each rerun draws its
+    estimate about the truth and its standard error on df degrees of freedom, and is judged as
+    decide() judges (pass: adjusted one-sided p below 5%; fail: the whole 95% interval on the
+    wrong side)."""
+    rng = np.random.default_rng(7)
+    rerun = (truth + rng.standard_normal(200_000)) / np.sqrt(rng.chisquare(df, 200_000) / df)
+    p_rerun = special.stdtr(df, -rerun)
+    shares = {"pass": np.mean(p_rerun * factor < ALPHA), "fail": np.mean(rerun < -critical(df))}
+    shares["inconclusive"] = 1 - shares["pass"] - shares["fail"]
+    p = float(special.stdtr(df, -truth))
+    reasons = {
+        "pass": "beyond_threshold",
+        "fail": "wrong_side",
+        "inconclusive": "interval_straddles",
+    }
+    for status, reason in reasons.items():
+        assert repeat_chance(reason, p, min(1.0, p * factor), df, 0.3) == pytest.approx(
+            shares[status], abs=0.005
+        ), status
+    # a floor decides without the test; a check with no p-value has no chance to state; an
+    # estimate with no variance (two models that output nothing: 0 - 0, p 1) is the same again
+    assert repeat_chance("floor", p, p, df, 0.3) is None
+    assert repeat_chance("beyond_threshold", math.nan, math.nan, df, 0.3) is None
+    assert repeat_chance("beyond_threshold", 0.0, 0.0, math.inf, 0.1) == 1.0
+    assert repeat_chance("interval_straddles", 1.0, 1.0, math.inf, 0.0) == 1.0
 
 
 def test_a_clear_difference_has_a_small_p_value_not_zero():

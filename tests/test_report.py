@@ -392,6 +392,28 @@ def test_threats_name_the_head_count_stood_in_for_and_the_missing_converged_stud
     assert "is yet checked against longer training" in files["abstract"]
 
 
+@pytest.mark.parametrize(
+    "p_value, said",
+    [
+        (0.0025, "D5's ``the value'' (82\\%)"),  # D5's 8 heads vs 1 at twelve seeds
+        (1e-6, "would give every one of the 2 checks a test decides its status again at least"),
+    ],
+)
+def test_threats_name_the_checks_a_rerun_could_turn(tmp_path, p_value, said):
+    """A check that passes by a narrow margin is named with the chance a rerun passes it again
+    (claims.checks.comparison.repeat_chance); with none narrow, the item says so."""
+    results = make_results(tmp_path, BASE, seeds=(1, 2))
+    numbers = {"df": "43.6", "se": "0.15"}  # checks.csv's cells, as set_claim writes them
+    set_claim(results, "D1", "reproduced", "pass", "beyond_threshold", p_value="1e-9",
+              p_adjusted="1e-9", **numbers)  # fmt: skip
+    set_claim(results, "D5", "reproduced", "pass", "beyond_threshold", p_value=str(p_value),
+              p_adjusted=str(2 * p_value), **numbers)  # fmt: skip
+    threats = generate(results)["threats"]
+    assert "Each variant ran with 2 seeds; each interval has the seed variance" in threats
+    assert said in threats
+    assert ("D1's" in threats) is False  # far from its threshold: not named
+
+
 def test_masking_sentence_follows_the_measurement(tmp_path):
     bleu = {**BASE, "transformer.causal_mask-false": 2.0}
     copying = generate(

@@ -26,7 +26,7 @@ import functools
 import math
 
 import numpy as np
-from scipy import special
+from scipy import special, stats
 
 LEVEL = 0.95
 MIN_DF = 0.2  # the smallest df df_of_critical gives (t(0.975, 0.2) is about 10^8)
@@ -39,7 +39,7 @@ MIN_DF = 0.2  # the smallest df df_of_critical gives (t(0.975, 0.2) is about 10^
 # intervals replaced) covers less than `replaced_below`.
 COVERAGE = {
     "studies": 1000,
-    "seeds": (2, 3, 5),
+    "seeds": (2, 3, 4, 5, 12),
     "band": (0.93, 0.97),
     "simulation_se": 2.6,
     "replaced_below": 0.90,
@@ -70,6 +70,21 @@ def within(bounds: tuple[float, float], limits: tuple[float, float]) -> tuple[fl
 def upper_tail(ratio: float, df: float) -> float:
     """P(T_df > ratio)."""
     return float(special.ndtr(-ratio) if math.isinf(df) else special.stdtr(df, -ratio))
+
+
+def upper_quantile(tail: float, df: float) -> float:
+    """The t with P(T_df > t) = tail (upper_tail's inverse): inf at 0, -inf at 1."""
+    return float(-special.ndtri(tail) if math.isinf(df) else -special.stdtrit(df, tail))
+
+
+def upper_tail_shifted(ratio: float, shift: float, df: float) -> float:
+    """P(T > ratio) for T noncentral t on df with noncentrality `shift` (normal about `shift`
+    at df inf): the law of estimate / se when the estimate's mean is `shift` standard errors."""
+    if math.isinf(shift):
+        return 1.0 if shift > 0 else 0.0
+    if math.isinf(df):
+        return float(special.ndtr(shift - ratio))
+    return float(stats.nct.sf(ratio, df, shift))
 
 
 def doubled_tail(ratio: float, df: float) -> float:

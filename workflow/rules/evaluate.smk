@@ -4,6 +4,8 @@
 
 from snakemake.logging import logger
 
+from softlookup.intervals import COVERAGE
+
 
 def comparison_pairs():
     """config["comparisons"] as (name, a, b, test set); pairs this config cannot compare (a
@@ -193,8 +195,14 @@ rule compare:
 
 
 # The coverage the comparisons' intervals keep, measured by simulated studies through the same
-# code (evaluate.coverage); the paper's Statistics paragraph prints its range. Reruns when the
-# study count changes, or by hand (-R coverage) after a change of evaluate/paired.py.
+# code (evaluate.coverage) at the tests' numbers of seeds and at each one this study trains a
+# variant on; the paper's Statistics paragraph prints its range. Reruns when the study count or
+# the seed counts change, or by hand (-R coverage) after a change of evaluate/paired.py.
+COVERAGE_SEEDS = sorted(
+    {*COVERAGE["seeds"], *(len(run_seeds(config, variant)) for variant in VARIANTS)} - {1}
+)
+
+
 rule coverage:
     output:
         "results/tables/coverage.csv",
@@ -204,8 +212,10 @@ rule coverage:
         "results/benchmarks/coverage/all.tsv"
     params:
         studies=config["evaluate"]["coverage_studies"],
+        seeds=COVERAGE_SEEDS,
     shell:
-        "{PYTHON}.evaluate.coverage --studies {params.studies:q} --out {output:q} > {log:q} 2>&1"
+        "{PYTHON}.evaluate.coverage --studies {params.studies:q} --seeds {params.seeds}"
+        " --out {output:q} > {log:q} 2>&1"
 
 
 # What this stage keeps (rule all asks for each file: common.smk, get_final_output): every run's

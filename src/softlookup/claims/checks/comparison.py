@@ -35,7 +35,7 @@ from ... import intervals
 from ...data.buckets import ALL, bucket_order
 from ...tables import COMPARISON_COLUMNS
 from ..spec import ClaimsFileError, ComparisonCheck
-from .common import ALPHA, Evidence, Outcome, Test, pending
+from .common import ALPHA, REASONS, Evidence, Outcome, Test, pending
 
 
 def buckets(rows: pd.DataFrame) -> list[str]:
@@ -184,6 +184,35 @@ def decide(
     if p_raw < ALPHA:
         return "inconclusive", "adjusted_straddles"
     return "inconclusive", "margin_undecided" if margin else "interval_straddles"
+
+
+# the reasons `decide` gives: their status follows from the test's p-values and interval alone
+DECIDED = ("beyond_threshold", "inside_margin", "wrong_side", "equivalence_failed",
+           "interval_straddles", "margin_undecided", "adjusted_straddles")  # fmt: skip
+
+
+def repeat_chance(
+    reason: str, p_value: float, p_adjusted: float, df: float, se: float
+) -> float | None:
+    """The chance that a rerun gives a paired check the status `decide` gave it, were the true
+    difference the one measured: the rerun's test statistic a noncentral t on this run's df
+    about this run's, upper_quantile(p_value, df) (its standard error drawn anew on those df,
+    the claim's Holm factor p_adjusted / p_value as this run's). It passes above
+    upper_quantile(ALPHA / factor, df) and fails below -t(0.975, df) (the whole 95% interval on
+    the wrong side). 1 for an estimate with no variance at all (se 0: a rerun gives the same
+    numbers); None for a status the test does not decide alone (a floor) or without the numbers."""
+    numbers = (p_value, p_adjusted, df, se)
+    if reason not in DECIDED or any(n is None or math.isnan(n) for n in numbers):
+        return None
+    if se == 0:
+        return 1.0
+    statistic = intervals.upper_quantile(p_value, df)
+    factor = p_adjusted / p_value if p_value > 0 else 1.0
+    passes = intervals.upper_tail_shifted(
+        intervals.upper_quantile(ALPHA / factor, df), statistic, df
+    )
+    fails = 1 - intervals.upper_tail_shifted(-intervals.critical(df), statistic, df)
+    return {"pass": passes, "fail": fails}.get(REASONS[reason], 1 - passes - fails)
 
 
 def row_test(check: ComparisonCheck, row: pd.Series) -> Test:

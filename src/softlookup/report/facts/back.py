@@ -25,6 +25,7 @@ PROBE_GROUPS = [  # claim group, what its claims are, the label of its paragraph
 ]
 MISSING_SHOWN = 8  # unreadable inputs named in the threats; the rest are counted
 DIGEST_CHARS = 24  # of each corpus file's sha256 in the appendix
+REPEAT_BAR = 0.95  # a check a rerun keeps less often than this is named in the threats
 # Vaswani et al.'s Table 3 (A): the most heads trained there, and their width (d_model 512 / 32)
 PUBLISHED_MOST_HEADS, PUBLISHED_NARROWEST_HEAD = 32, 16
 
@@ -129,8 +130,29 @@ def most_heads(runs: pd.DataFrame) -> dict | None:
     }
 
 
+def narrow_margins(found: claims.Claims) -> dict:
+    """The decisive checks a test decides, and those a rerun would give their status again less
+    often than REPEAT_BAR, were each difference the one measured (Check.repeat_chance)."""
+    chances = [
+        (check, check.repeat_chance)
+        for claim in found.values()
+        for check in claim.decisive_checks
+        if check.repeat_chance is not None
+    ]
+    return {
+        "judged": len(chances),
+        "bar": REPEAT_BAR,
+        "narrow": [
+            {"claim": check.claim, "check": check, "chance": chance}
+            for check, chance in chances
+            if chance < REPEAT_BAR
+        ],
+    }
+
+
 def threats(study: Study) -> dict:
     runs = tables.runs(study)
+    seeds, more_seeds = front.seed_sets(runs)
     data = study.config.get("data", {})
     env = front.run_environment(study)
     epochs = runs["epochs"].dropna() if "epochs" in runs else pd.Series(dtype=float)
@@ -141,7 +163,9 @@ def threats(study: Study) -> dict:
         "most_heads": most_heads(runs),
         "runs": len(runs),
         "max_epochs": epochs.max() if len(epochs) else None,
-        "seeds": runs["seed"].nunique() if len(runs) else 0,
+        "seeds": len(seeds),  # most variants'
+        "more_seeded": sum(len(more["labels"]) for more in more_seeds),
+        "repeat": narrow_margins(claims.claims(study)),
         "corpora": [corpus_label(data.get("corpus", "one corpus"))]
         + [
             corpus_label(extra.get("corpus", name)) for name, extra in data.get("extra", {}).items()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ...claims.checks.comparison import repeat_chance
 from ...claims.verdicts import VERDICTS
 from ..latex import Tex, escape, macro_name, missing
 from ..study import Study, per_study
@@ -101,6 +102,12 @@ class Check:
     def name(self) -> str:
         """The check as the paper tags what it prints ('D7.3'): one quantity, one number."""
         return f"{self.claim}.{self.check}"
+
+    @property
+    def repeat_chance(self) -> float | None:
+        """The chance a rerun gives this check its status again, were its difference the one
+        measured (claims.checks.comparison.repeat_chance); None where no test decides it."""
+        return repeat_chance(self.reason, self.p_value, self.p_adjusted, self.df, self.se)
 
 
 @dataclass
