@@ -23,7 +23,7 @@ from softlookup.report.facts import claims as claim_facts
 from softlookup.report.facts import front, pooling, sweeps, tables
 from softlookup.report.facts import training as training_facts
 from softlookup.report.figures import alignment, cost, probes, scores, style, training
-from softlookup.report.study import load
+from softlookup.report.study import Reference, load
 from softlookup.tables import COMPARISON_COLUMNS, SEED_VARIANCE_COLUMNS
 
 from .test_paper import overfull_boxes
@@ -827,6 +827,12 @@ def test_the_setup_names_the_variants_trained_on_more_seeds():
 )
 def test_seeds_in_a_row_read_as_a_range(numbers, text):
     assert render.seed_list(numbers) == text
+    # a committed reference's label (the convergence tables) says its seeds the same way
+    empty = pd.DataFrame()
+    reference = Reference(
+        "converged_heads", empty, empty, empty, {"config": {"seeds": numbers}}, empty
+    )
+    assert reference.label_parts()[1:] == ("heads", text)
 
 
 def test_a_base_run_compared_with_its_sweep_point_names_the_swept_value():

@@ -151,6 +151,15 @@ def number_ranges(numbers: Sequence[int]) -> list[str]:
     ]
 
 
+def seeds_phrase(numbers: Sequence[int]) -> str:
+    """'seed 1', 'seeds 1 and 2', 'seeds 1, 2 and 5', 'seeds 3--12' (number_ranges); '' for none."""
+    items = number_ranges(numbers)
+    if not items:
+        return ""
+    noun = "seed" if len(items) == 1 and "--" not in items[0] else "seeds"
+    return f"{noun} {words_list(items)}"
+
+
 def name(text: object) -> Tex:
     """A run, model or file name in running text: escaped, and breakable after _ . - /"""
     escaped = escape(text)

@@ -135,9 +135,7 @@ def words(items, conjunction: str = "and", separator: str = ", ") -> Tex:
 
 def seed_list(numbers) -> Tex:
     """Seeds as 'seed 1', 'seeds 1 and 2', 'seeds 3--12' (three or more in a row as a range)."""
-    items = latex.number_ranges(numbers)
-    noun = "seed" if len(items) == 1 and "--" not in items[0] else "seeds"
-    return Tex(f"{noun} {latex.words_list(items)}")
+    return Tex(latex.seeds_phrase(numbers))
 
 
 def path(text: str) -> Tex:

@@ -21,6 +21,7 @@ import yaml
 from ..paths import THRESHOLD_HISTORY
 from ..rundir import RUN_SEED, RunSettings, run_settings, variant_of
 from .labels import corpus_label
+from .latex import seeds_phrase
 
 OLD_SCORE_NAMES = {"run_id": "run", "model": "base_model"}  # the scores table of before contract 4
 
@@ -170,15 +171,8 @@ class Reference:
         """(corpus, part, seeds): ('Multi30k de-en', 'heads', 'seeds 3--5')."""
         config = self.provenance.get("config", {})
         part = self.name.removeprefix("converged_").split("_")[0]
-        seeds = sorted(int(seed) for seed in config.get("seeds") or [])
-        shown = (
-            ""
-            if not seeds
-            else f"seed {seeds[0]}"
-            if len(seeds) == 1
-            else f"seeds {seeds[0]}--{seeds[-1]}"
-        )
-        return corpus_label(config.get("data", {}).get("corpus", "")), part, shown
+        seeds = seeds_phrase([int(seed) for seed in config.get("seeds") or []])
+        return corpus_label(config.get("data", {}).get("corpus", "")), part, seeds
 
     def short_label(self, corpus: str) -> str:
         """The label where the reader knows the build's corpus: that corpus left out ('heads,
