@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from scipy import special
 
 from softlookup.bench.generation import COLUMNS as GENERATION_COLUMNS
 from softlookup.bench.generation import MEMORY_COLUMNS, SLOPE_COLUMNS, slope_rows
@@ -31,7 +30,7 @@ from softlookup.claims.spec import (
 )
 from softlookup.claims.verdicts import VERDICTS
 from softlookup.formats import stated_p
-from softlookup.intervals import critical, two_sided_p
+from softlookup.intervals import calibrated_df, critical, two_sided_p, upper_tail
 from softlookup.probes import PROBES, worked_examples
 from softlookup.report import wording
 from softlookup.tables import COMPARISON_COLUMNS
@@ -256,34 +255,49 @@ def test_holm_multiplies_the_ranked_p_values_and_never_lets_them_fall():
     assert holm({"only": 0.03}) == {"only": 0.03}  # one test: the interval rule itself
 
 
-@pytest.mark.parametrize("truth, df, factor", [(2.9, 43.6, 2.0), (2.6, 14.1, 1.0), (0.6, 1.0, 2.0),
-                                                (-1.0, 4.0, 3.0)])  # fmt: skip
-def test_the_chance_a_rerun_keeps_a_status_is_what_reruns_give(truth, df, factor):
-    """repeat_chance against simulated reruns of a check whose statistic is `truth` standard
-    errors (D5's two checks, D1's 1-df one, one on the wrong side): each rerun draws its
-    estimate about the truth and its standard error on df degrees of freedom, and is judged as
-    decide() judges (pass: adjusted one-sided p below 5%; fail: the whole 95% interval on the
-    wrong side)."""
+@pytest.mark.parametrize(
+    "clearance, se_seed, se_sentence, seed_df, factor",
+    [
+        (0.45, 0.104, 0.111, 11, 2.0),  # D5's 8 heads vs 1 at twelve seeds
+        (0.365, 0.130, 0.051, 11, 1.0),  # D5's 8 heads vs 4
+        (1.28, 2.29, 0.10, 1, 2.0),  # D1's two-seed difference, inconclusive
+        (-0.3, 0.2, 0.0, 3, 3.0),  # on the wrong side, no sentence part
+    ],
+)
+def test_the_chance_a_rerun_keeps_a_status_is_what_reruns_give(
+    clearance, se_seed, se_sentence, seed_df, factor
+):
+    """repeat_chance against simulated reruns on the same test sentences: each draws its
+    estimate about the measured one with the seed part's sd and its seed variance on seed_df
+    degrees of freedom, keeps the sentence part, and is judged as decide() judges (pass: the
+    one-sided p times the Holm factor below 5%; fail: the whole 95% interval on the wrong side),
+    on its own calibrated df."""
     rng = np.random.default_rng(7)
-    rerun = (truth + rng.standard_normal(200_000)) / np.sqrt(rng.chisquare(df, 200_000) / df)
-    p_rerun = special.stdtr(df, -rerun)
-    shares = {"pass": np.mean(p_rerun * factor < ALPHA), "fail": np.mean(rerun < -critical(df))}
+    draws = 40_000
+    estimate = clearance + se_seed * rng.standard_normal(draws)
+    seed_variance = se_seed**2 * rng.chisquare(seed_df, draws) / seed_df
+    se = np.sqrt(seed_variance + se_sentence**2)
+    df = np.array([calibrated_df([(v, seed_df)], se_sentence**2) for v in seed_variance])
+    p_rerun = np.array([upper_tail(e / s, d) for e, s, d in zip(estimate, se, df, strict=True)])
+    fails = estimate + np.array([critical(d) for d in df]) * se < 0
+    shares = {"pass": np.mean(p_rerun * factor < ALPHA), "fail": np.mean(fails)}
     shares["inconclusive"] = 1 - shares["pass"] - shares["fail"]
-    p = float(special.stdtr(df, -truth))
+    se_now = math.hypot(se_seed, se_sentence)
+    df_now = calibrated_df([(se_seed**2, seed_df)], se_sentence**2)
+    p = upper_tail(clearance / se_now, df_now)
     reasons = {
         "pass": "beyond_threshold",
         "fail": "wrong_side",
         "inconclusive": "interval_straddles",
     }
     for status, reason in reasons.items():
-        assert repeat_chance(reason, p, min(1.0, p * factor), df, 0.3) == pytest.approx(
-            shares[status], abs=0.005
-        ), status
-    # a floor decides without the test; a check with no p-value has no chance to state; an
-    # estimate with no variance (two models that output nothing: 0 - 0, p 1) is the same again
-    assert repeat_chance("floor", p, p, df, 0.3) is None
-    assert repeat_chance("beyond_threshold", math.nan, math.nan, df, 0.3) is None
-    assert repeat_chance("beyond_threshold", 0.0, 0.0, math.inf, 0.1) == 1.0
+        chance = repeat_chance(reason, p, min(1.0, p * factor), df_now, se_now, se_seed, seed_df)
+        assert chance == pytest.approx(shares[status], abs=0.01), status
+    # a floor decides without the test; no p-value, or no seed variance (one seed), leaves no
+    # chance to state; an estimate with no variance (0 - 0 from two silent models) is the same
+    assert repeat_chance("floor", p, p, df_now, se_now, se_seed, seed_df) is None
+    assert repeat_chance("beyond_threshold", math.nan, math.nan, df_now, se_now) is None
+    assert repeat_chance("beyond_threshold", 1e-4, 1e-4, math.inf, 0.1) is None
     assert repeat_chance("interval_straddles", 1.0, 1.0, math.inf, 0.0) == 1.0
 
 

@@ -26,7 +26,7 @@ import functools
 import math
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 LEVEL = 0.95
 MIN_DF = 0.2  # the smallest df df_of_critical gives (t(0.975, 0.2) is about 10^8)
@@ -75,16 +75,6 @@ def upper_tail(ratio: float, df: float) -> float:
 def upper_quantile(tail: float, df: float) -> float:
     """The t with P(T_df > t) = tail (upper_tail's inverse): inf at 0, -inf at 1."""
     return float(-special.ndtri(tail) if math.isinf(df) else -special.stdtrit(df, tail))
-
-
-def upper_tail_shifted(ratio: float, shift: float, df: float) -> float:
-    """P(T > ratio) for T noncentral t on df with noncentrality `shift` (normal about `shift`
-    at df inf): the law of estimate / se when the estimate's mean is `shift` standard errors."""
-    if math.isinf(shift):
-        return 1.0 if shift > 0 else 0.0
-    if math.isinf(df):
-        return float(special.ndtr(shift - ratio))
-    return float(stats.nct.sf(ratio, df, shift))
 
 
 def doubled_tail(ratio: float, df: float) -> float:

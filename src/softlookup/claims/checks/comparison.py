@@ -30,6 +30,7 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+from scipy import special, stats
 
 from ... import intervals
 from ...data.buckets import ALL, bucket_order
@@ -186,33 +187,54 @@ def decide(
     return "inconclusive", "margin_undecided" if margin else "interval_straddles"
 
 
+RERUN_DRAWS = 200  # equal-probability draws of a rerun's seed variance (repeat_chance)
 # the reasons `decide` gives: their status follows from the test's p-values and interval alone
 DECIDED = ("beyond_threshold", "inside_margin", "wrong_side", "equivalence_failed",
            "interval_straddles", "margin_undecided", "adjusted_straddles")  # fmt: skip
 
 
 def repeat_chance(
-    reason: str, p_value: float, p_adjusted: float, df: float, se: float
+    reason: str,
+    p_value: float,
+    p_adjusted: float,
+    df: float,
+    se: float,
+    se_seed: float | None = None,
+    seed_df: float | None = None,
 ) -> float | None:
     """The chance that a rerun gives a paired check the status `decide` gave it, were the true
-    difference the one measured: the rerun's test statistic a noncentral t on this run's df
-    about this run's, upper_quantile(p_value, df) (its standard error drawn anew on those df,
-    the claim's Holm factor p_adjusted / p_value as this run's). It passes above
-    upper_quantile(ALPHA / factor, df) and fails below -t(0.975, df) (the whole 95% interval on
-    the wrong side). 1 for an estimate with no variance at all (se 0: a rerun gives the same
-    numbers); None for a status the test does not decide alone (a floor) or without the numbers."""
+    difference on these test sentences the one measured. A rerun (another processor: other last
+    digits) draws the seed part anew and keeps the sentences: its estimate moves about this one
+    with sd se_seed, its seed variance is se_seed^2 chi^2_k / k (k = seed_df), the sentence part
+    sqrt(se^2 - se_seed^2) stays; it is then judged as decide() judges, on its own calibrated
+    df, with the claim's Holm factor p_adjusted / p_value: it passes when its one-sided p times
+    the factor is below ALPHA, fails when its whole 95% interval lies on the wrong side. Where the
+    seed part is not known (one system's mean, a slope) the whole se is taken for it, on df
+    (the chance then errs low). 1 for an estimate with no variance (se 0: a rerun gives the same
+    numbers); None for a status the test does not decide alone (a floor), without the numbers,
+    or with no seed variance at all (one seed: how a rerun moves is not known)."""
     numbers = (p_value, p_adjusted, df, se)
     if reason not in DECIDED or any(n is None or math.isnan(n) for n in numbers):
         return None
     if se == 0:
         return 1.0
-    statistic = intervals.upper_quantile(p_value, df)
+    known = se_seed is not None and se_seed > 0 and seed_df is not None and seed_df > 0
+    seed, k = (se_seed, seed_df) if known else (se, df)
+    if math.isinf(k):
+        return None
+    clearance = se * intervals.upper_quantile(p_value, df)  # beyond the null, the claim's way
+    sentence = max(0.0, se**2 - seed**2)
     factor = p_adjusted / p_value if p_value > 0 else 1.0
-    passes = intervals.upper_tail_shifted(
-        intervals.upper_quantile(ALPHA / factor, df), statistic, df
-    )
-    fails = 1 - intervals.upper_tail_shifted(-intervals.critical(df), statistic, df)
-    return {"pass": passes, "fail": fails}.get(REASONS[reason], 1 - passes - fails)
+    passes = fails = 0.0
+    for ratio in stats.chi2.ppf((np.arange(RERUN_DRAWS) + 0.5) / RERUN_DRAWS, k) / k:
+        seed_variance = seed**2 * ratio
+        se_rerun = math.sqrt(seed_variance + sentence)
+        df_rerun = intervals.calibrated_df([(seed_variance, k)], sentence)
+        bar = intervals.upper_quantile(ALPHA / factor, df_rerun) * se_rerun
+        passes += special.ndtr((clearance - bar) / seed)
+        fails += special.ndtr((-intervals.critical(df_rerun) * se_rerun - clearance) / seed)
+    passes, fails = passes / RERUN_DRAWS, fails / RERUN_DRAWS
+    return float({"pass": passes, "fail": fails}.get(REASONS[reason], 1 - passes - fails))
 
 
 def row_test(check: ComparisonCheck, row: pd.Series) -> Test:
@@ -241,6 +263,12 @@ def row_facts(row: pd.Series) -> dict:
         "seed_deltas": json.loads(cell or "{}"),
         "n_sentences": int(float(row.n_sentences)),
     }
+
+
+def seed_part(row: pd.Series) -> dict:
+    """A difference's seed standard error and its df (None where it has none: one seed)."""
+    found = {name: pd.to_numeric(row.get(name), errors="coerce") for name in ("se_seed", "seed_df")}
+    return {name: float(v) if np.isfinite(v) else None for name, v in found.items()}
 
 
 def judged(
@@ -298,6 +326,8 @@ def interval_test(
     """A paired difference (or one side's mean) judged by its interval."""
     value, se = estimate(row, check.side)
     facts = {**row_facts(row), "side": check.side, **facts}
+    if check.side is None:  # the difference's seed part (repeat_chance); a side's is not kept
+        facts.update(seed_part(row))
     interval = row_interval(row, check.side)
     return judged(check, value, se, interval, row_test(check, row), output, facts, also_read)
 

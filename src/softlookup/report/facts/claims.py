@@ -107,7 +107,15 @@ class Check:
     def repeat_chance(self) -> float | None:
         """The chance a rerun gives this check its status again, were its difference the one
         measured (claims.checks.comparison.repeat_chance); None where no test decides it."""
-        return repeat_chance(self.reason, self.p_value, self.p_adjusted, self.df, self.se)
+        return repeat_chance(
+            self.reason,
+            self.p_value,
+            self.p_adjusted,
+            self.df,
+            self.se,
+            self.facts.get("se_seed"),
+            self.facts.get("seed_df"),
+        )
 
 
 @dataclass
