@@ -21,6 +21,7 @@ from . import cli, style
 METRIC_LABELS = {"bleu": "B - A (BLEU)", "chrf": "B - A (chrF)", "bleu_share": "B - A (share kept)"}
 METRIC_NUMBERS = {"bleu": numbers.bleu, "chrf": numbers.bleu, "bleu_share": numbers.share}
 PER_ROW = 2  # panels side by side: room for each panel's legend
+LEGEND_CHARS = 48  # a legend line as wide as half the text width holds
 MAX_SERIES = 4  # lines a panel holds before its claim is split by comparison
 
 
@@ -77,7 +78,7 @@ def draw(paths: pd.DataFrame):
             title=title, xlabel="training budget (epochs)", ylabel=METRIC_LABELS.get(metric, metric)
         )
         style.number_axis(ax, METRIC_NUMBERS.get(metric, numbers.bleu))
-        style.legend_below(part, ax)
+        style.legend_below(part, ax, wrap=LEGEND_CHARS)
     return fig
 
 

@@ -11,6 +11,7 @@ here is a point on paper.
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -132,10 +133,13 @@ def parts(rows: int, columns: int, height: float) -> tuple:
     return fig, list(fig.subfigures(rows, columns, squeeze=False).flat)
 
 
-def legend_below(part, handles_from, ncol: int = 1) -> None:
+def legend_below(part, handles_from, ncol: int = 1, wrap: int | None = None) -> None:
     """The legend of the lines of axes `handles_from`, under all panels of `part` (a figure or
-    a subfigure), where the layout makes room for it and it hides no data."""
+    a subfigure), where the layout makes room for it and it hides no data; each label broken
+    into lines of at most `wrap` characters where given (a legend as narrow as its panel)."""
     handles, labels = handles_from.get_legend_handles_labels()
+    if wrap:
+        labels = [textwrap.fill(label, wrap) for label in labels]
     part.legend(handles, labels, loc="outside lower center", ncol=ncol)
 
 
