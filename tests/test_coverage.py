@@ -1,10 +1,10 @@
 """The promise of the comparisons' 95% intervals (intervals.COVERAGE), kept: simulated
 studies from a known truth (evaluate.coverage) run through the code that writes comparisons.csv,
 every pair and every system of every scenario covering its true value 93-97% of the time at 2,
-3, 4, 5 and 12 seeds (the default study's seed counts among them); and the test fails when a
-known fault is put back: the own-noise subtraction left out, z for t, a variance pooled over the
-variants (the rule these intervals replaced), and such a pool with its zero-variance variant in
-it."""
+3, 4, 5 and 12 seeds (the workflow's coverage rule adds each seed count its study trains: the
+paper prints what it measures there); and the test fails when a known fault is put back: the
+own-noise subtraction left out, z for t, a variance pooled over the variants (the rule these
+intervals replaced), and such a pool with its zero-variance variant in it."""
 
 from __future__ import annotations
 
