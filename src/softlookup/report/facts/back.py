@@ -133,12 +133,8 @@ def most_heads(runs: pd.DataFrame) -> dict | None:
 def narrow_margins(found: claims.Claims) -> dict:
     """The decisive checks a test decides, and those a rerun would give their status again less
     often than REPEAT_BAR, were each difference the one measured (Check.repeat_chance)."""
-    chances = [
-        (check, check.repeat_chance)
-        for claim in found.values()
-        for check in claim.decisive_checks
-        if check.repeat_chance is not None
-    ]
+    every = [(check, check.repeat_chance) for c in found.values() for check in c.decisive_checks]
+    chances = [(check, chance) for check, chance in every if chance is not None]
     return {
         "judged": len(chances),
         "bar": REPEAT_BAR,
