@@ -10,6 +10,7 @@ import pytest
 import torch
 from scipy import stats
 
+from softlookup.bench import generation
 from softlookup.bench.generation import (
     COLUMNS,
     MEMORY_COLUMNS,
@@ -103,6 +104,26 @@ def test_timings_are_positive_and_consistent(table):
     assert (table[["time_cache_s", "time_recompute_s", *steps]] > 0).all().all()
     ratio = table.time_recompute_s / table.time_cache_s
     assert table.speedup.tolist() == pytest.approx(ratio.tolist())
+
+
+def test_rounds_time_every_setting_forwards_then_backwards(monkeypatch):
+    """A drift in load over the benchmark must reach every prefix length alike: each round times
+    every setting, both ways back to back, in alternating order."""
+    order = []
+
+    def timed(model, src, new_tokens, use_cache):
+        order.append((src.shape[0], new_tokens, "cache" if use_cache else "recompute"))
+        return generation.Timing(1.0, [1.0] * new_tokens)
+
+    monkeypatch.setattr(generation, "timed_generation", timed)
+    sources = {
+        (batch, n): torch.zeros(batch, 2, dtype=torch.long) for batch in (1, 3) for n in (2, 4)
+    }
+    runs = generation.timed_rounds(None, sources, repeats=3)
+    forwards = [(b, n, way) for b, n in sources for way in generation.WAYS]
+    backwards = [(b, n, way) for b, n in reversed(sources) for way in generation.WAYS]
+    assert order == forwards + backwards + forwards
+    assert all(len(runs[setting][way]) == 3 for setting in sources for way in generation.WAYS)
 
 
 def test_cache_memory_is_keys_and_values_per_token_layer_and_head(table):

@@ -14,12 +14,18 @@ untrained model may pick EOS at any step, so the benchmark's own loop picks the 
 token (PAD, BOS and EOS excluded) and every run makes exactly `new_tokens` steps. The model code
 is untouched.
 
-One row per (batch, new_tokens) setting: total time of each way (median over repeats, encoder
+Timing runs in rounds: after an untimed run of every setting (the lockstep comparison below),
+each round times every (batch, new_tokens) setting once each way, forwards in one round and
+backwards in the next, so that a drift in machine load over the benchmark is spread over the
+prefix lengths instead of passing for an effect of them (timed one setting after another, an
+early run on a loaded machine made the cached step look faster at longer prefixes).
+
+One row per (batch, new_tokens) setting: total time of each way (median over rounds, encoder
 included), speed-up, whether the two ways generated identical tokens, the largest log-probability
 difference over the steps both ways were fed the same tokens, the KV cache's size at the end
 (self-attention keys and values: 2 x layers x batch x heads x d_k x tokens numbers; the
 cross-attention keys and values are computed once per sentence and reported apart), and the time
-of the first and of the last step of each way (medians over repeats): flat with the cache, growing
+of the first and of the last step of each way (medians over rounds): flat with the cache, growing
 with the prefix without. Beside the timings, a count that no machine load can move: the score
 cells the decoder's self-attention computes for the last generated token, per sentence, summed
 over layers and heads, read off the shapes each self-attention call receives (B x heads x Nq x Nk;
@@ -274,22 +280,39 @@ def kv_bytes(per_layer: list[tuple[torch.Tensor, torch.Tensor]]) -> int:
 WAYS = ("cache", "recompute")
 
 
-def measure(
-    model: Transformer, src: torch.Tensor, new_tokens: int, repeats: int
-) -> tuple[dict[str, float | bool | int], dict[str, list[float]]]:
-    """(the measured columns of one row, each way's last-step time of every repetition); the
-    comparison run doubles as the warm-up."""
-    comparison = compare_ways(model, src, new_tokens)
-    runs = {way: [] for way in WAYS}
-    for _ in range(repeats):  # the two ways alternate, so drifts in machine load hit both
-        for way in WAYS:
-            runs[way].append(timed_generation(model, src, new_tokens, way == "cache"))
+def timed_rounds(
+    model: Transformer, sources: dict[tuple[int, int], torch.Tensor], repeats: int
+) -> dict[tuple[int, int], dict[str, list[Timing]]]:
+    """(batch, new_tokens) -> way -> one Timing per round. Each round times every setting, both
+    ways back to back, in turn, forwards in even rounds and backwards in odd ones, so that a
+    drift in machine load over the benchmark reaches every setting alike instead of passing for
+    an effect of the prefix length."""
+    settings = list(sources)
+    runs = {setting: {way: [] for way in WAYS} for setting in settings}
+    for round_ in range(repeats):
+        for batch, new_tokens in settings if round_ % 2 == 0 else settings[::-1]:
+            for way in WAYS:
+                runs[batch, new_tokens][way].append(
+                    timed_generation(model, sources[batch, new_tokens], new_tokens, way == "cache")
+                )
+    return runs
+
+
+def measured_columns(
+    model: Transformer,
+    src: torch.Tensor,
+    new_tokens: int,
+    comparison: Comparison,
+    runs: dict[str, list[Timing]],
+) -> dict[str, float | bool | int]:
+    """The measured columns of one row: the timed rounds' medians beside what the lockstep
+    comparison found and the allocator's bytes of the cache."""
     row = {}
     for way, timings in runs.items():
         row[f"time_{way}_s"] = statistics.median(t.total_s for t in timings)
         row[f"first_step_{way}_s"] = statistics.median(t.step_s[0] for t in timings)
         row[f"last_step_{way}_s"] = statistics.median(t.step_s[-1] for t in timings)
-    measured = {
+    return {
         **row,
         "speedup": row["time_recompute_s"] / row["time_cache_s"],
         "identical": comparison.identical,
@@ -300,7 +323,6 @@ def measure(
         "score_cells_cache": comparison.score_cells_cache,
         "score_cells_recompute": comparison.score_cells_recompute,
     }
-    return measured, {way: [t.step_s[-1] for t in timings] for way, timings in runs.items()}
 
 
 SLOPE_COLUMNS = [
@@ -442,7 +464,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--src-len", type=int, default=32, help="source tokens per sentence")
     p.add_argument("--new-tokens", type=int, nargs="+", default=[25, 50, 100, 200])
     p.add_argument("--batch", type=int, nargs="+", default=[1], help="sentences generated together")
-    p.add_argument("--repeats", type=int, default=3, help="timed runs of each way (median)")
+    p.add_argument(
+        "--repeats", type=int, default=3, help="timed rounds over every setting, each way (median)"
+    )
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--memory-out", type=Path, help="CSV of cache memory against layers and heads")
@@ -511,11 +535,25 @@ def main(argv: list[str] | None = None) -> None:
         "src_len": args.src_len,
         "repeats": args.repeats,
     }
+    sources = {  # (batch, new_tokens) -> (B,S) source tokens
+        (batch, new_tokens): random_source(batch, args.src_len, args.vocab, args.seed).to(device)
+        for batch, new_tokens in itertools.product(args.batch, args.new_tokens)
+    }
+    comparisons = {  # both ways in lockstep, untimed: the warm-up of every setting
+        (batch, new_tokens): compare_ways(model, src, new_tokens)
+        for (batch, new_tokens), src in sources.items()
+    }
+    runs = timed_rounds(model, sources, args.repeats)
     last_steps = {batch: {} for batch in args.batch}  # batch -> new_tokens -> way -> times
     with csv_rows(args.out, COLUMNS) as write:
-        for batch, new_tokens in itertools.product(args.batch, args.new_tokens):
-            src = random_source(batch, args.src_len, args.vocab, args.seed).to(device)  # (B,S)
-            measured, last_steps[batch][new_tokens] = measure(model, src, new_tokens, args.repeats)
+        for (batch, new_tokens), src in sources.items():
+            timings = runs[batch, new_tokens]
+            last_steps[batch][new_tokens] = {
+                way: [t.step_s[-1] for t in timings[way]] for way in WAYS
+            }
+            measured = measured_columns(
+                model, src, new_tokens, comparisons[batch, new_tokens], timings
+            )
             row = {**settings, "batch": batch, "new_tokens": new_tokens, **measured}
             write(row)
             print(
