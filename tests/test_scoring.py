@@ -59,6 +59,19 @@ def test_scores_match_sacrebleu_with_intervals_and_signature():
     assert buckets.loc["1-10", "value"] > 60 > buckets.loc[">20", "value"]
 
 
+def test_a_bleu_near_zero_keeps_its_interval_at_or_above_zero():
+    """sacrebleu's bootstrap mean - half-width is -1.0 here (BLEU 2.8 from one matching sentence
+    of 40): the interval is cut to the range a BLEU can take."""
+    references = [f"the cat number {i} sat on the mat today" for i in range(40)]
+    hypotheses = ["zz yy xx"] * 39 + [references[-1]]
+    table = score_test_set(
+        "t", references, hypotheses, references, edges=[0], min_bucket_sentences=20, n_bootstrap=200
+    )
+    bleu = table[(table.bucket == "all") & (table.metric == "bleu")].iloc[0]
+    assert 0 < bleu.value < 5
+    assert bleu.ci_low == 0.0 < bleu.value < bleu.ci_high
+
+
 def test_small_buckets_are_left_out_and_misaligned_files_fail():
     table = score_test_set(
         "t",

@@ -1,5 +1,6 @@
 """Score translations with sacrebleu: BLEU and chrF with signatures, per source-length bucket,
-with 95% bootstrap confidence intervals (sacrebleu's own resampling).
+with 95% bootstrap confidence intervals (sacrebleu's own resampling, cut to the metric's range:
+sacrebleu's mean +- half-width reaches below 0 for a BLEU near 0).
 
 A run's scores.<test set>.csv has the columns `tables.SCORE_FIELDS` (the tidy scores table's are
 `tables.SCORES_COLUMNS`, written by evaluate/collect.py); the source-length bucket labels are
@@ -16,7 +17,8 @@ import pandas as pd
 from sacrebleu.metrics import BLEU, CHRF
 
 from ..data.buckets import ALL, buckets_of
-from ..tables import SCORE_FIELDS
+from ..intervals import within
+from ..tables import RANGES, SCORE_FIELDS
 
 
 def corpus_scores(hyps: list[str], refs: list[str], n_bootstrap: int) -> list[dict]:
@@ -30,12 +32,13 @@ def corpus_scores(hyps: list[str], refs: list[str], n_bootstrap: int) -> list[di
         # them when every resample scores 0
         mean = detail.get("confidence_mean", score.score)
         half_width = detail.get("confidence_var", 0.0)
+        low, high = within((mean - half_width, mean + half_width), RANGES[name])
         rows.append(
             {
                 "metric": name,
                 "value": score.score,
-                "ci_low": mean - half_width,
-                "ci_high": mean + half_width,
+                "ci_low": low,
+                "ci_high": high,
                 "n_sentences": len(hyps),
                 "signature": signature,
             }
