@@ -377,6 +377,24 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
     pd.read_csv(own_seeds).assign(se_seed=0.5, ci_low_a=20.0).to_csv(own_seeds, index=False)
     _, abstract = abstract_of(load(results, config_file))
     assert "no verdict on trained translators holds." in abstract
+    study = load(results, config_file)
+    summary = front.abstract(study)
+    for held, moved, says in (
+        (
+            ["D2", "D3"],
+            ["D1", "D5"],
+            "the verdicts on D2 and D3 hold and those on D1 and D5 change.",
+        ),
+        (["D2"], ["D1"], "the verdict on D2 holds and the one on D1 changes."),
+    ):
+        summary["convergence"] |= {"held": held, "moved_claims": moved}
+        text = " ".join(
+            render.environment(ROOT / "paper" / "sections")
+            .get_template("abstract.tex")
+            .render(**common(study, [], []), **summary)
+            .split()
+        )
+        assert says in text  # not "most verdicts hold" when half of them change
 
 
 def bucket_scores(variant, bleu_by_bucket, test_set, epoch="final"):

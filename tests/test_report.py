@@ -388,7 +388,7 @@ def test_threats_name_the_head_count_stood_in_for_and_the_missing_converged_stud
         "the most heads trained here are 8, of width $d_k = 16$, so claim D5 tests heads as"
         " narrow as that setting's but not its head count"
     ) in files["threats"]
-    assert "No part of the longer study is committed yet" in files["threats"]
+    assert "This study reads no reference of longer training" in files["threats"]
     assert "is yet checked against longer training" in files["abstract"]
     assert "Narrow margins" not in files["threats"]  # one seed: how a rerun moves is unknown
 
