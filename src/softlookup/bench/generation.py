@@ -17,8 +17,8 @@ is untouched.
 Timing runs in rounds: after an untimed run of every setting (the lockstep comparison below),
 each round times every (batch, new_tokens) setting once each way, forwards in one round and
 backwards in the next, so that a drift in machine load over the benchmark is spread over the
-prefix lengths instead of passing for an effect of them (timed one setting after another, an
-early run on a loaded machine made the cached step look faster at longer prefixes).
+prefix lengths instead of passing for an effect of them (timed one setting after another, a
+drift made the cached step look faster at longer prefixes: docs/measurements.md).
 
 One row per (batch, new_tokens) setting: total time of each way (median over rounds, encoder
 included), speed-up, whether the two ways generated identical tokens, the largest log-probability
