@@ -382,12 +382,17 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
         (
             ["D2", "D3"],
             ["D1", "D5"],
-            "the verdicts on D2 and D3 hold and those on D1 and D5 change.",
+            "the verdicts on D2 and D3 (scaling matters) hold and those on D1 (length) and D5"
+            " change.",
         ),
-        (["D2"], ["D1"], "the verdict on D2 holds and the one on D1 changes."),
+        (
+            ["D2"],
+            ["D1"],
+            "the verdict on D2 holds and the one on D1 (length) changes.",
+        ),
     ):
         _, abstract = abstract_of(load(results, config_file), held=held, moved_claims=moved)
-        assert says in abstract  # not "most verdicts hold" when half of them change
+        assert says in abstract  # not "most verdicts hold" when half change; each claim with its short name
 
 
 def bucket_scores(variant, bleu_by_bucket, test_set, epoch="final"):
