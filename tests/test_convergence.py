@@ -390,6 +390,11 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
             ["D1"],
             "the verdict on D2 holds and the one on D1 (length) changes.",
         ),
+        (
+            ["D2"],
+            ["D1", "D3", "D5"],
+            "the verdict on D2 holds and those on D1 (length), D3 (scaling matters) and D5 change.",
+        ),
     ):
         _, abstract = abstract_of(load(results, config_file), held=held, moved_claims=moved)
         assert says in abstract  # not "most verdicts hold" when half change; each claim with its short name
