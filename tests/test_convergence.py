@@ -397,7 +397,8 @@ def test_the_section_says_which_verdicts_hold_and_renders(reference, tmp_path):
         ),
     ):
         _, abstract = abstract_of(load(results, config_file), held=held, moved_claims=moved)
-        assert says in abstract  # not "most verdicts hold" when half change; each claim with its short name
+        # not "most verdicts hold" when half change; each claim with its short name
+        assert says in abstract
 
 
 def bucket_scores(variant, bleu_by_bucket, test_set, epoch="final"):
