@@ -17,10 +17,11 @@ padded tokens each), one thread, after `--warmup` untimed steps. Three tables:
   `--top` per variant, their calls a step, and `unattributed`: the step's wall time no operator
   accounts for (Python, autograd bookkeeping and dispatch);
 - `profile_flops.csv`: the arithmetic floor. The floating-point operations of one step's matrix
-  products (torch.utils.flop_counter: mm, addmm, bmm and attention, forward and backward), the
-  rate they ran at, and the one-thread rate of a large fp32 matrix product (its fast end) in the
-  same process: `floor_ms` is the step done at that rate, the time no change that keeps the
-  model's arithmetic can go under.
+  products (torch.utils.flop_counter: mm, addmm, bmm, forward and backward; it counts attention
+  only in the kernels it knows, not torch's CPU flash kernels), the rate they ran at, and the
+  one-thread rate of a large fp32 matrix product (its fast end) in the same process: `floor_ms`
+  is the step done at that rate, the time no change that keeps the model's arithmetic can go
+  under.
 
 With `--compiled`, a fourth, `profile_compiled.csv`: what torch.compile would buy. An eager and a
 compiled copy of each model (the same initial weights, batches and dropout masks) take steps in
